@@ -1,0 +1,325 @@
+//! The structure of a log line: launcher prefixes (process tags, levels, timestamps, source
+//! locations) stripped from the front, so that ranking and folding see the message itself.
+
+use std::sync::OnceLock;
+
+use regex_automata::{meta, util::syntax, Anchored, Input};
+
+/// A log level, as far as the prefix tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Debug,
+    Info,
+    Warning,
+    Error,
+    Critical,
+}
+
+/// What the prefixes of a line said.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LineInfo {
+    /// The process tag, e.g. `Worker_TP7 pid=207086` or `rank3`.
+    pub process: Option<String>,
+    pub level: Option<Level>,
+    /// Milliseconds since the start of the year (years are ignored: many formats omit them).
+    pub timestamp: Option<i64>,
+    /// The source location the logger printed, e.g. `core.py:708`.
+    pub source: Option<String>,
+    /// The message: the line after its prefixes, ANSI codes and progress-bar rewrites.
+    pub message: String,
+}
+
+fn level_of(word: &[u8]) -> Option<Level> {
+    Some(match word {
+        b"DEBUG" | b"D" => Level::Debug,
+        b"INFO" | b"I" => Level::Info,
+        b"WARNING" | b"WARN" | b"W" => Level::Warning,
+        b"ERROR" | b"E" => Level::Error,
+        b"CRITICAL" | b"FATAL" | b"F" => Level::Critical,
+        _ => return None,
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Rule {
+    /// `name-1  | ` (docker compose)
+    Compose,
+    /// `0: ` (srun task prefix), only at the very start
+    Task,
+    /// `(EngineCore_DP0 pid=12)`, `(VllmWorker rank=3 pid=7)`, `(pid=5, ip=10.0.0.1)`
+    Paren,
+    /// `[rank3]:`, `[default0]:`
+    Rank,
+    /// `ERROR 10-31 15:15:48 [core.py:708] ` (vLLM)
+    Vllm,
+    /// `[2025-01-01 12:00:00 TP0] ` (SGLang)
+    Sglang,
+    /// `2025-01-01 12:00:00,123 - name - ERROR - ` (Python logging)
+    PyLogging,
+    /// `2025-01-01T12:00:00.123Z ` (ISO-8601 and friends)
+    Iso,
+    /// `[W1031 15:15:48.123 ProcessGroupNCCL.cpp:1538] ` (glog / c10)
+    Glog,
+    /// `ERROR: `, `[ERROR] `, `ERROR `
+    Level,
+}
+
+const RULES: &[(Rule, &str)] = &[
+    (
+        Rule::Compose,
+        r"([A-Za-z0-9][A-Za-z0-9_.-]*-[0-9]+)\s+\|\s?",
+    ),
+    (Rule::Task, r"([0-9]{1,5}): "),
+    (
+        Rule::Paren,
+        r"\(((?:[A-Za-z_][A-Za-z0-9_]*[ ,]+)?(?:rank=[0-9]+[ ,]+)?pid=[0-9]+(?:,\s*ip=[^)]*)?)\)\s*",
+    ),
+    (Rule::Rank, r"\[((?:rank|default)[0-9]+)\]:\s?"),
+    (
+        Rule::Vllm,
+        r"(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+\[([^\]]+)\]\s*",
+    ),
+    (
+        Rule::Sglang,
+        r"\[[0-9]{4}-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?((?: [A-Z]{2,4}[0-9]+)*)\]\s*",
+    ),
+    (
+        Rule::PyLogging,
+        r"[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?\s+-\s+([A-Za-z0-9_.]+)\s+-\s+(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+-\s*",
+    ),
+    (
+        Rule::Iso,
+        r"\[?[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:Z|[+-][0-9]{2}:?[0-9]{2})?\]?\s+",
+    ),
+    (
+        Rule::Glog,
+        r"\[?([IWEF])([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+(?:[0-9]+\s+)?([^\]\s]+)\]\s*",
+    ),
+    (
+        Rule::Level,
+        r"\[?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)",
+    ),
+];
+
+fn rules() -> &'static [(Rule, meta::Regex)] {
+    static RES: OnceLock<Vec<(Rule, meta::Regex)>> = OnceLock::new();
+    RES.get_or_init(|| {
+        RULES
+            .iter()
+            .map(|&(rule, pat)| {
+                let re = meta::Builder::new()
+                    .syntax(syntax::Config::new().unicode(false).utf8(false))
+                    .configure(meta::Config::new().utf8_empty(false))
+                    .build(pat)
+                    .expect("prefix rule compiles");
+                (rule, re)
+            })
+            .collect()
+    })
+}
+
+fn num(bytes: &[u8]) -> i64 {
+    bytes
+        .iter()
+        .take(9)
+        .fold(0i64, |n, &b| n * 10 + i64::from(b.wrapping_sub(b'0') % 10))
+}
+
+/// Month, day, hour, minute, second and fraction digits → milliseconds in the year.
+fn timestamp(parts: [&[u8]; 6]) -> i64 {
+    let frac = parts[5];
+    let ms = if frac.is_empty() {
+        0
+    } else {
+        let mut digits = frac.iter().take(3).copied().collect::<Vec<u8>>();
+        while digits.len() < 3 {
+            digits.push(b'0');
+        }
+        num(&digits)
+    };
+    ((((num(parts[0]) * 32 + num(parts[1])) * 24 + num(parts[2])) * 60 + num(parts[3])) * 60
+        + num(parts[4]))
+        * 1000
+        + ms
+}
+
+/// Removes ANSI escape sequences (`ESC [ ... letter`) and keeps what a terminal showed after
+/// the last lone carriage return.
+pub fn display_text(raw: &[u8]) -> Vec<u8> {
+    let shown = match memchr::memrchr(b'\r', raw) {
+        Some(i) => &raw[i + 1..],
+        None => raw,
+    };
+    let mut out = Vec::with_capacity(shown.len());
+    let mut i = 0;
+    while i < shown.len() {
+        if shown[i] == 0x1b && shown.get(i + 1) == Some(&b'[') {
+            let mut j = i + 2;
+            while j < shown.len() && !shown[j].is_ascii_alphabetic() {
+                j += 1;
+            }
+            i = j + 1;
+            continue;
+        }
+        out.push(shown[i]);
+        i += 1;
+    }
+    out
+}
+
+/// Parses the prefixes of a raw line (without its terminator).
+pub fn parse(raw: &[u8]) -> LineInfo {
+    let text = display_text(raw);
+    let mut info = LineInfo::default();
+    let mut pos = 0;
+    'outer: for round in 0..8 {
+        for (rule, re) in rules() {
+            if matches!(rule, Rule::Task) && round > 0 {
+                continue;
+            }
+            let input = Input::new(&text[pos..]).anchored(Anchored::Yes);
+            let mut caps = re.create_captures();
+            re.captures(input, &mut caps);
+            let Some(m) = caps.get_match() else { continue };
+            if m.end() == 0 {
+                continue;
+            }
+            let g = |i: usize| -> &[u8] {
+                caps.get_group(i)
+                    .map_or(&[][..], |s| &text[pos + s.start..pos + s.end])
+            };
+            let s = |i: usize| String::from_utf8_lossy(g(i)).into_owned();
+            match rule {
+                Rule::Compose | Rule::Paren | Rule::Rank => {
+                    info.process.get_or_insert_with(|| s(1));
+                }
+                Rule::Task => {
+                    info.process.get_or_insert_with(|| format!("task {}", s(1)));
+                }
+                Rule::Vllm => {
+                    info.level = level_of(g(1)).or(info.level);
+                    info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));
+                    info.source = Some(s(8));
+                }
+                Rule::Sglang => {
+                    info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
+                    let tag = s(7).trim().to_string();
+                    if !tag.is_empty() {
+                        info.process.get_or_insert(tag);
+                    }
+                }
+                Rule::PyLogging => {
+                    info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
+                    info.level = level_of(g(8)).or(info.level);
+                }
+                Rule::Iso => {
+                    info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
+                }
+                Rule::Glog => {
+                    info.level = level_of(g(1)).or(info.level);
+                    info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));
+                    info.source = Some(s(8));
+                }
+                Rule::Level => {
+                    info.level = level_of(g(1)).or(info.level);
+                }
+            }
+            pos += m.end();
+            continue 'outer;
+        }
+        break;
+    }
+    info.message = String::from_utf8_lossy(&text[pos..]).into_owned();
+    info
+}
+
+/// The folding key of a message: digit runs and hex numbers masked, so that the same message
+/// from many ranks, pids and repeats folds into one.
+pub fn mask(message: &str) -> String {
+    let b = message.as_bytes();
+    let mut out = String::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'0' && b.get(i + 1) == Some(&b'x') {
+            let mut j = i + 2;
+            while j < b.len() && b[j].is_ascii_hexdigit() {
+                j += 1;
+            }
+            out.push('#');
+            i = j;
+        } else if b[i].is_ascii_digit() {
+            while i < b.len() && b[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push('#');
+        } else {
+            let ch_len = message[i..].chars().next().map_or(1, char::len_utf8);
+            out.push_str(&message[i..i + ch_len]);
+            i += ch_len;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vllm_v1_worker_prefix() {
+        let i = parse(b"(Worker_TP7 pid=207086) INFO 02-20 21:35:48 [cuda.py:456] Using backend X");
+        assert_eq!(i.process.as_deref(), Some("Worker_TP7 pid=207086"));
+        assert_eq!(i.level, Some(Level::Info));
+        assert_eq!(i.source.as_deref(), Some("cuda.py:456"));
+        assert_eq!(i.message, "Using backend X");
+        assert!(i.timestamp.is_some());
+    }
+
+    #[test]
+    fn stacked_prefixes() {
+        let i = parse(b"[rank0]:[W1031 15:15:48.123456 ProcessGroupNCCL.cpp:1538] Warning: x");
+        assert_eq!(i.process.as_deref(), Some("rank0"));
+        assert_eq!(i.level, Some(Level::Warning));
+        assert_eq!(i.message, "Warning: x");
+        let i = parse(b"(VllmWorker rank=3 pid=7) ERROR 10-31 15:15:48 [core.py:708] boom");
+        assert_eq!(i.process.as_deref(), Some("VllmWorker rank=3 pid=7"));
+        assert_eq!(i.level, Some(Level::Error));
+        let i = parse(b"(RayWorkerWrapper pid=5, ip=10.0.0.1) boom");
+        assert_eq!(
+            i.process.as_deref(),
+            Some("RayWorkerWrapper pid=5, ip=10.0.0.1")
+        );
+        let i = parse(b"vllm-1  | ERROR: boom");
+        assert_eq!(i.process.as_deref(), Some("vllm-1"));
+        assert_eq!(i.message, "boom");
+    }
+
+    #[test]
+    fn sglang_pylogging_iso_and_task() {
+        let i = parse(b"[2025-01-01 12:00:00 TP3] Scheduler hit an exception");
+        assert_eq!(i.process.as_deref(), Some("TP3"));
+        assert_eq!(i.message, "Scheduler hit an exception");
+        let i = parse(b"2025-01-01 12:00:00,123 - vllm.x - ERROR - boom");
+        assert_eq!(i.level, Some(Level::Error));
+        assert_eq!(i.message, "boom");
+        let i = parse(b"2: 2025-01-01T12:00:00.5Z boom");
+        assert_eq!(i.process.as_deref(), Some("task 2"));
+        assert_eq!(i.message, "boom");
+    }
+
+    #[test]
+    fn ansi_and_carriage_returns() {
+        let i = parse(b"Loading 10%\rLoading 50%\r\x1b[31mERROR\x1b[0m boom");
+        assert_eq!(i.level, Some(Level::Error));
+        assert_eq!(i.message, "boom");
+    }
+
+    #[test]
+    fn masking_folds_ranks_and_addresses() {
+        assert_eq!(
+            mask("rank 3 at 0xdeadbeef took 12ms"),
+            mask("rank 7 at 0x1 took 9ms")
+        );
+        assert_ne!(mask("a 1"), mask("b 1"));
+    }
+}

@@ -1,0 +1,454 @@
+//! From hits to a diagnosis: parse each hit line's prefixes, rebuild Python tracebacks per
+//! process (chains included), fold the same message from many ranks into one finding, and
+//! rank cause above unclassified above symptom above noise.
+//!
+//! The ranking rules, in order:
+//! 1. Role: cause, then unclassified, then symptom, then noise. A noise signature never
+//!    becomes a cause; a warning can be a cause when its signature says so.
+//! 2. Within a role, an exception that is the innermost of its chain (or no exception at
+//!    all) before a wrapper exception of a chain.
+//! 3. Then the earliest failure: by timestamp when every finding of the role has one, else
+//!    by position in the input.
+//!
+//! Unclassified findings come from the innermost exception of a failing traceback that no
+//! signature knows, or, when there is none and no cause, from the first ERROR-level line.
+
+pub mod line;
+mod traceback;
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::compile::{interpolate, Database, Marker};
+use crate::report::{
+    Counts, DatabaseRef, Finding, FindingRole, MatchedLine, Report, SCHEMA_VERSION,
+};
+use crate::scan::{Hit, ScanStats};
+use crate::signature::Role;
+
+use traceback::{Event, Tracebacks};
+
+/// What the analysis keeps beyond the findings.
+#[derive(Clone, Debug, Default)]
+pub struct AnalyzeOptions {
+    /// Keep every matched line for `--all`.
+    pub all: bool,
+}
+
+struct Group {
+    signature: Option<u32>,
+    role: FindingRole,
+    title: String,
+    severity: String,
+    category: String,
+    line: u64,
+    last_line: u64,
+    offset: u64,
+    text: String,
+    text_truncated: bool,
+    count: u64,
+    processes: Vec<String>,
+    timestamp: Option<i64>,
+    captures: Vec<(String, String)>,
+    traceback: Option<Vec<String>>,
+    /// The position of the first occurrence in its exception chain (0 = innermost).
+    chain_pos: Option<u32>,
+    is_exception: bool,
+}
+
+/// Consumes hits in input order and produces a [`Report`].
+pub struct Analyzer<'db> {
+    db: &'db Database,
+    opts: AnalyzeOptions,
+    groups: Vec<Group>,
+    index: HashMap<(Option<u32>, String), usize>,
+    tracebacks: Tracebacks,
+    counts: Counts,
+    first_error_line: Option<Group>,
+    matches: Vec<(MatchedLine, usize)>,
+}
+
+fn role_of(role: Role) -> FindingRole {
+    match role {
+        Role::Cause => FindingRole::Cause,
+        Role::Symptom => FindingRole::Symptom,
+        Role::Noise => FindingRole::Noise,
+    }
+}
+
+/// The name of the exception on an exception line: `ValueError` in `ValueError: x`.
+fn exception_name(message: &str) -> &str {
+    let head = message.split(':').next().unwrap_or(message).trim();
+    head.rsplit(['.', ' ']).next().unwrap_or(head)
+}
+
+impl<'db> Analyzer<'db> {
+    /// A new analysis over `db`'s signatures.
+    pub fn new(db: &'db Database, opts: AnalyzeOptions) -> Analyzer<'db> {
+        Analyzer {
+            db,
+            opts,
+            groups: Vec::new(),
+            index: HashMap::new(),
+            tracebacks: Tracebacks::default(),
+            counts: Counts::default(),
+            first_error_line: None,
+            matches: Vec::new(),
+        }
+    }
+
+    /// The winning signature of a line: highest priority, then cause before symptom before
+    /// noise, then the lowest index.
+    fn winner(&self, sigs: &[u32]) -> Option<u32> {
+        sigs.iter().copied().min_by_key(|&s| {
+            let info = self.db.signature(s);
+            (std::cmp::Reverse(info.priority), info.role, s)
+        })
+    }
+
+    /// Takes the next hit (hits must arrive in input order).
+    pub fn push(&mut self, hit: &Hit) {
+        let info = line::parse(&hit.text);
+        let process = info.process.clone().unwrap_or_default();
+        let event = self.tracebacks.observe(&process, hit, &info);
+        let winner = self.winner(&hit.matched.signatures);
+        if let Some(w) = winner {
+            self.counts.matched_lines += 1;
+            let sig = self.db.signature(w);
+            match sig.role {
+                Role::Cause => self.counts.cause_lines += 1,
+                Role::Symptom => self.counts.symptom_lines += 1,
+                Role::Noise => self.counts.noise_lines += 1,
+            }
+            let group = self.fold(Some(w), role_of(sig.role), hit, &info, &event);
+            self.record(hit, Some(w), role_of(sig.role), group);
+            return;
+        }
+        match &event {
+            Event::Exception { chain_pos: 0, .. } => {
+                self.counts.unclassified_lines += 1;
+                let group = self.fold(None, FindingRole::Unclassified, hit, &info, &event);
+                self.record(hit, None, FindingRole::Unclassified, group);
+            }
+            Event::None
+                if (hit.matched.has(Marker::ErrorLevel) || hit.matched.has(Marker::Exception))
+                    && self.first_error_line.is_none()
+                    && !self.tracebacks.is_open(&process)
+                    && !info.message.starts_with([' ', '\t'])
+                    && !info.message.is_empty() =>
+            {
+                self.first_error_line =
+                    Some(self.new_group(None, FindingRole::Unclassified, hit, &info, &event));
+            }
+            _ => {}
+        }
+    }
+
+    fn record(&mut self, hit: &Hit, sig: Option<u32>, role: FindingRole, group: usize) {
+        if !self.opts.all {
+            return;
+        }
+        let w = sig;
+        let outranked = hit
+            .matched
+            .signatures
+            .iter()
+            .filter(|&&s| Some(s) != w)
+            .map(|&s| self.db.signature(s).id.clone())
+            .collect();
+        self.matches.push((
+            MatchedLine {
+                line: hit.line,
+                offset: hit.offset,
+                signature: sig.map(|s| self.db.signature(s).id.clone()),
+                role,
+                outranked,
+                finding: None,
+            },
+            group,
+        ));
+    }
+
+    fn new_group(
+        &self,
+        sig: Option<u32>,
+        role: FindingRole,
+        hit: &Hit,
+        info: &line::LineInfo,
+        event: &Event,
+    ) -> Group {
+        let (title, severity, category, captures) = match sig {
+            Some(s) => {
+                let i = self.db.signature(s);
+                (
+                    i.title.clone(),
+                    i.severity.as_str().to_string(),
+                    i.category.clone(),
+                    self.db.captures(s, &hit.text),
+                )
+            }
+            None => {
+                let title = match event {
+                    Event::Exception { .. } => format!(
+                        "Unrecognised exception {} (no signature knows it)",
+                        exception_name(&info.message)
+                    ),
+                    _ => "Unrecognised error line (no signature knows it)".to_string(),
+                };
+                (title, "error".into(), "unclassified".into(), Vec::new())
+            }
+        };
+        let (traceback, chain_pos, is_exception) = match event {
+            Event::Exception { chain_pos, frames } => {
+                let mut tb = frames.clone();
+                tb.push(info.message.clone());
+                (Some(tb), Some(*chain_pos), true)
+            }
+            Event::None => (None, None, false),
+        };
+        Group {
+            signature: sig,
+            role,
+            title,
+            severity,
+            category,
+            line: hit.line,
+            last_line: hit.line,
+            offset: hit.offset,
+            text: String::from_utf8_lossy(&hit.text).into_owned(),
+            text_truncated: hit.text_truncated,
+            count: 1,
+            processes: info.process.iter().cloned().collect(),
+            timestamp: info.timestamp,
+            captures,
+            traceback,
+            chain_pos,
+            is_exception,
+        }
+    }
+
+    fn fold(
+        &mut self,
+        sig: Option<u32>,
+        role: FindingRole,
+        hit: &Hit,
+        info: &line::LineInfo,
+        event: &Event,
+    ) -> usize {
+        let key = (sig, line::mask(&info.message));
+        if let Some(&g) = self.index.get(&key) {
+            let group = &mut self.groups[g];
+            group.count += 1;
+            group.last_line = hit.line;
+            if let Some(p) = &info.process {
+                if !group.processes.contains(p) {
+                    group.processes.push(p.clone());
+                }
+            }
+            if group.traceback.is_none() {
+                if let Event::Exception { chain_pos, frames } = event {
+                    let mut tb = frames.clone();
+                    tb.push(info.message.clone());
+                    group.traceback = Some(tb);
+                    group.chain_pos = Some(*chain_pos);
+                    group.is_exception = true;
+                }
+            }
+            return g;
+        }
+        let group = self.new_group(sig, role, hit, info, event);
+        self.groups.push(group);
+        self.index.insert(key, self.groups.len() - 1);
+        self.groups.len() - 1
+    }
+
+    /// Ranks the findings and builds the report.
+    pub fn finish(mut self, input: &str, stats: &ScanStats, error: Option<String>) -> Report {
+        let has_cause = self.groups.iter().any(|g| g.role == FindingRole::Cause);
+        let has_unclassified = self
+            .groups
+            .iter()
+            .any(|g| g.role == FindingRole::Unclassified);
+        if !has_cause && !has_unclassified {
+            if let Some(g) = self.first_error_line.take() {
+                self.counts.unclassified_lines += 1;
+                self.groups.push(g);
+            } else if let Some(first) = self
+                .groups
+                .iter()
+                .filter(|g| {
+                    g.role == FindingRole::Symptom
+                        && matches!(g.severity.as_str(), "fatal" | "error")
+                })
+                .min_by_key(|g| g.line)
+            {
+                // Only symptoms: the cause is not in this log, or no signature knows it.
+                let g = Group {
+                    signature: None,
+                    role: FindingRole::Unclassified,
+                    title: "Root cause not recognised: the log shows only its symptoms".into(),
+                    severity: "error".into(),
+                    category: "unclassified".into(),
+                    line: first.line,
+                    last_line: first.line,
+                    offset: first.offset,
+                    text: first.text.clone(),
+                    text_truncated: first.text_truncated,
+                    count: 1,
+                    processes: first.processes.clone(),
+                    timestamp: first.timestamp,
+                    captures: Vec::new(),
+                    traceback: None,
+                    chain_pos: None,
+                    is_exception: false,
+                };
+                self.counts.unclassified_lines += 1;
+                self.groups.push(g);
+            }
+        }
+        let role_ts_complete: HashMap<FindingRole, bool> = [
+            FindingRole::Cause,
+            FindingRole::Unclassified,
+            FindingRole::Symptom,
+            FindingRole::Noise,
+        ]
+        .into_iter()
+        .map(|r| {
+            (
+                r,
+                self.groups
+                    .iter()
+                    .filter(|g| g.role == r)
+                    .all(|g| g.timestamp.is_some()),
+            )
+        })
+        .collect();
+        let mut order: Vec<usize> = (0..self.groups.len()).collect();
+        order.sort_by_key(|&i| {
+            let g = &self.groups[i];
+            let wrapper = g.chain_pos.is_some_and(|p| p > 0);
+            let time = if role_ts_complete[&g.role] {
+                g.timestamp.unwrap_or(0)
+            } else {
+                0
+            };
+            (g.role, wrapper, time, g.line)
+        });
+        let mut rank_of = vec![0usize; self.groups.len()];
+        let mut findings = Vec::with_capacity(order.len());
+        let mut noise_procs = std::collections::BTreeSet::new();
+        for (rank0, &gi) in order.iter().enumerate() {
+            rank_of[gi] = rank0 + 1;
+            let g = &self.groups[gi];
+            if g.role == FindingRole::Noise {
+                noise_procs.extend(g.processes.iter().cloned());
+            }
+            let remediation = g
+                .signature
+                .map(|s| interpolate(&self.db.signature(s).remediation, &g.captures));
+            findings.push(Finding {
+                rank: rank0 + 1,
+                signature: g.signature.map(|s| self.db.signature(s).id.clone()),
+                role: g.role,
+                severity: g.severity.clone(),
+                category: g.category.clone(),
+                title: g.title.clone(),
+                line: g.line,
+                last_line: g.last_line,
+                offset: g.offset,
+                text: g.text.clone(),
+                text_truncated: g.text_truncated,
+                count: g.count,
+                processes: g.processes.clone(),
+                captures: g.captures.iter().cloned().collect::<BTreeMap<_, _>>(),
+                remediation,
+                traceback: g.traceback.clone(),
+                why: why(g, role_ts_complete[&g.role]),
+            });
+        }
+        self.counts.noise_processes = noise_procs.len() as u64;
+        let matches = self.opts.all.then(|| {
+            self.matches
+                .into_iter()
+                .map(|(mut m, g)| {
+                    m.finding = Some(rank_of[g]);
+                    m
+                })
+                .collect()
+        });
+        Report {
+            schema_version: SCHEMA_VERSION,
+            input: input.to_string(),
+            database: DatabaseRef {
+                name: self.db.name().to_string(),
+                version: self.db.version().to_string(),
+                hash: self.db.hash().to_string(),
+            },
+            error,
+            binary: stats.binary,
+            bytes: stats.bytes,
+            lines: stats.lines,
+            findings,
+            counts: self.counts,
+            matches,
+        }
+    }
+}
+
+fn why(g: &Group, by_time: bool) -> String {
+    let mut parts = vec![match g.role {
+        FindingRole::Cause => "a cause signature matched".to_string(),
+        FindingRole::Unclassified => {
+            if g.is_exception {
+                "no signature knows this exception; it ends a failing traceback".to_string()
+            } else {
+                "no signature matched; fallback to the first error line".to_string()
+            }
+        }
+        FindingRole::Symptom => "a symptom signature matched: a consequence of a cause".to_string(),
+        FindingRole::Noise => "a noise signature matched: harmless".to_string(),
+    }];
+    match g.chain_pos {
+        Some(0) => parts.push("innermost exception of its chain".into()),
+        Some(p) => parts.push(format!("wrapper exception ({p} below it in its chain)")),
+        None => {}
+    }
+    parts.push(if by_time {
+        "ordered by timestamp".into()
+    } else {
+        "ordered by position".into()
+    });
+    if g.count > 1 {
+        parts.push(format!(
+            "{} lines folded from {} process{}",
+            g.count,
+            g.processes.len().max(1),
+            if g.processes.len() == 1 { "" } else { "es" }
+        ));
+    }
+    parts.join("; ")
+}
+
+/// Scans one input with `db` and analyses it: the whole pipeline in one call.
+///
+/// ```
+/// use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database};
+/// use std::path::Path;
+///
+/// let log = b"(Worker_TP0 pid=7) INFO 02-20 21:35:48 [cuda.py:456] Using backend AttentionBackendEnum.FLASH_ATTN for vit attention\nModuleNotFoundError: No module named 'flash_attn'\n".to_vec();
+/// let input = Input::from_bytes(Path::new("log"), log);
+/// let report = analyze_input(Database::embedded(), input, &ScanOptions::default(), AnalyzeOptions::default());
+/// let first = &report.findings[0];
+/// assert_eq!(first.line, 2);
+/// assert_eq!(first.captures["module"], "flash_attn");
+/// ```
+pub fn analyze_input(
+    db: &Database,
+    input: crate::scan::Input,
+    scan: &crate::scan::ScanOptions,
+    opts: AnalyzeOptions,
+) -> Report {
+    let name = input.path().display().to_string();
+    let mut analyzer = Analyzer::new(db, opts);
+    let (stats, err) = input.scan(db, scan, &mut |hit| analyzer.push(&hit));
+    analyzer.finish(&name, &stats, err.map(|e| e.to_string()))
+}

@@ -1,0 +1,500 @@
+//! From a [`SignatureSet`] to a ready-to-scan [`Database`]: pattern checks, literal
+//! extraction, the two-stage matcher, and every example and counterexample run through it.
+
+pub mod literals;
+mod matcher;
+
+use std::sync::OnceLock;
+
+pub(crate) use matcher::{build_regex, CompiledPattern, Matcher, Owner, MARKERS};
+pub use matcher::{LineMatch, Marker, Scratch};
+
+use crate::error::{Error, Problem, Result};
+use crate::signature::{Located, Role, Severity, SignatureSet};
+
+/// Most patterns one database may hold.
+pub const MAX_PATTERNS: usize = 20_000;
+/// Longest pattern accepted, in bytes.
+pub const MAX_PATTERN_LEN: usize = 4096;
+
+/// What a report needs to know about a signature, without its patterns.
+#[derive(Clone, Debug)]
+pub struct SignatureInfo {
+    pub id: String,
+    pub revision: u32,
+    pub title: String,
+    pub role: Role,
+    pub severity: Severity,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub priority: i32,
+    pub remediation: String,
+    pub source: String,
+    /// Indices into the database's patterns.
+    pub patterns: Vec<u32>,
+}
+
+/// A compiled, ready-to-scan signature database.
+///
+/// ```
+/// use faultline::Database;
+///
+/// let db = Database::embedded();
+/// let hit = db.match_line(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.");
+/// let ids: Vec<&str> = hit.signatures.iter().map(|&s| db.signature(s).id.as_str()).collect();
+/// assert!(ids.iter().any(|id| id.contains("oom")), "{ids:?}");
+/// ```
+pub struct Database {
+    name: String,
+    version: String,
+    hash: String,
+    signatures: Vec<SignatureInfo>,
+    pattern_sources: Vec<String>,
+    matcher: Matcher,
+    capture_regexes: Vec<OnceLock<Option<regex_automata::meta::Regex>>>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("hash", &self.hash)
+            .field("signatures", &self.signatures.len())
+            .finish()
+    }
+}
+
+fn pattern_problem(set: &SignatureSet, pat: &Located, offset: usize, message: String) -> Problem {
+    let mut location = set.locate(&pat.span);
+    // Skip the opening quote; the offset is into the pattern text.
+    location.column += 1 + pat.value[..offset.min(pat.value.len())].chars().count();
+    Problem { location, message }
+}
+
+fn placeholders(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        match after.find('}') {
+            Some(close)
+                if after[..close]
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                    && close > 0 =>
+            {
+                out.push(&after[..close]);
+                rest = &after[close + 1..];
+            }
+            _ => rest = after,
+        }
+    }
+    out
+}
+
+fn content_hash(set: &SignatureSet) -> String {
+    let mut files: Vec<_> = set.files.iter().collect();
+    files.sort_by(|a, b| a.path.file_name().cmp(&b.path.file_name()));
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for f in files {
+        h.update(
+            f.path
+                .file_name()
+                .map(|n| n.as_encoded_bytes())
+                .unwrap_or_default(),
+        );
+        h.update(&[0]);
+        h.update(f.text.as_bytes());
+        h.update(&[0]);
+    }
+    format!("{:016x}", h.digest())
+}
+
+impl Database {
+    /// Compiles and validates a signature set: every pattern must parse, hold a required
+    /// literal of at least 4 bytes and not match the empty string; every example must be
+    /// found by the full scan pipeline and no counterexample may match.
+    pub fn compile(set: &SignatureSet) -> Result<Database> {
+        let mut problems = Vec::new();
+        let total: usize = set.signatures.iter().map(|s| s.patterns.len()).sum();
+        if total > MAX_PATTERNS {
+            return Err(Error::Limit(format!(
+                "the signature set has {total} patterns; at most {MAX_PATTERNS} are allowed"
+            )));
+        }
+        let mut compiled = Vec::with_capacity(total + MARKERS.len());
+        let mut required = Vec::with_capacity(total + MARKERS.len());
+        let mut pattern_sources = Vec::with_capacity(total);
+        let mut signatures = Vec::with_capacity(set.signatures.len());
+        for (si, sig) in set.signatures.iter().enumerate() {
+            let mut ids = Vec::new();
+            let mut names: Vec<String> = Vec::new();
+            for pat in &sig.patterns {
+                if pat.value.len() > MAX_PATTERN_LEN {
+                    problems.push(pattern_problem(
+                        set,
+                        pat,
+                        0,
+                        format!(
+                            "pattern is {} bytes; at most {MAX_PATTERN_LEN} are allowed",
+                            pat.value.len()
+                        ),
+                    ));
+                    continue;
+                }
+                let hir = match literals::parse(&pat.value) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        let (offset, msg) = match &e {
+                            regex_syntax::Error::Parse(p) => {
+                                (p.span().start.offset, p.kind().to_string())
+                            }
+                            regex_syntax::Error::Translate(t) => {
+                                (t.span().start.offset, t.kind().to_string())
+                            }
+                            other => (0, other.to_string()),
+                        };
+                        problems.push(pattern_problem(
+                            set,
+                            pat,
+                            offset,
+                            format!("bad regex: {msg}"),
+                        ));
+                        continue;
+                    }
+                };
+                if hir.properties().minimum_len() == Some(0) {
+                    problems.push(pattern_problem(
+                        set,
+                        pat,
+                        0,
+                        "pattern can match the empty string".into(),
+                    ));
+                    continue;
+                }
+                let req = match literals::required(&hir) {
+                    Some(r) if r.iter().all(|m| m.len() >= literals::MIN_LITERAL) => r,
+                    _ => {
+                        problems.push(pattern_problem(
+                            set,
+                            pat,
+                            0,
+                            format!(
+                                "pattern has no required literal of at least {} bytes for the prefilter; add literal text every match must contain",
+                                literals::MIN_LITERAL
+                            ),
+                        ));
+                        continue;
+                    }
+                };
+                let regex = match build_regex(&pat.value) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        problems.push(pattern_problem(set, pat, 0, format!("cannot compile: {e}")));
+                        continue;
+                    }
+                };
+                for name in regex
+                    .group_info()
+                    .pattern_names(regex_automata::PatternID::ZERO)
+                    .flatten()
+                {
+                    names.push(name.to_string());
+                }
+                ids.push(compiled.len() as u32);
+                pattern_sources.push(pat.value.clone());
+                compiled.push(CompiledPattern {
+                    owner: Owner::Signature(si as u32),
+                    regex,
+                });
+                required.push(req);
+            }
+            for p in placeholders(&sig.remediation) {
+                if !names.iter().any(|n| n == p) {
+                    problems.push(Problem {
+                        location: set.locate(&sig.span),
+                        message: format!(
+                            "remediation uses {{{p}}} but no pattern captures a group named {p:?}"
+                        ),
+                    });
+                }
+            }
+            signatures.push(SignatureInfo {
+                id: sig.id.clone(),
+                revision: sig.revision,
+                title: sig.title.clone(),
+                role: sig.role,
+                severity: sig.severity,
+                category: sig.category.clone(),
+                tags: sig.tags.clone(),
+                priority: sig.priority,
+                remediation: sig.remediation.clone(),
+                source: sig.source.clone(),
+                patterns: ids,
+            });
+        }
+        if !problems.is_empty() {
+            return Err(Error::Signatures { problems });
+        }
+        for &(marker, pat) in MARKERS {
+            let hir =
+                literals::parse(pat).map_err(|e| Error::Limit(format!("internal marker: {e}")))?;
+            required.push(literals::required(&hir).unwrap_or_default());
+            compiled.push(CompiledPattern {
+                owner: Owner::Marker(marker),
+                regex: build_regex(pat)
+                    .map_err(|e| Error::Limit(format!("internal marker: {e}")))?,
+            });
+        }
+        let matcher = Matcher::new(compiled, &required).map_err(Error::Limit)?;
+        let capture_regexes = (0..pattern_sources.len())
+            .map(|_| OnceLock::new())
+            .collect();
+        let db = Database {
+            name: set.info.name.clone(),
+            version: set.info.version.clone(),
+            hash: content_hash(set),
+            signatures,
+            pattern_sources,
+            matcher,
+            capture_regexes,
+        };
+        db.check_examples(set)?;
+        Ok(db)
+    }
+
+    fn check_examples(&self, set: &SignatureSet) -> Result<()> {
+        let mut problems = Vec::new();
+        for (si, sig) in set.signatures.iter().enumerate() {
+            let info = &self.signatures[si];
+            for ex in &sig.examples {
+                let hit = self.match_line(ex.value.trim_end_matches(['\n', '\r']).as_bytes());
+                if !hit.signatures.contains(&(si as u32)) {
+                    problems.push(Problem {
+                        location: set.locate(&ex.span),
+                        message: format!("example does not match signature {}", sig.id),
+                    });
+                }
+            }
+            for cx in &sig.counterexamples {
+                let line = cx.value.trim_end_matches(['\n', '\r']).as_bytes();
+                if info
+                    .patterns
+                    .iter()
+                    .any(|&p| self.matcher.patterns[p as usize].regex.is_match(line))
+                {
+                    problems.push(Problem {
+                        location: set.locate(&cx.span),
+                        message: format!("counterexample matches signature {}", sig.id),
+                    });
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Signatures { problems })
+        }
+    }
+
+    /// The database compiled from the signature files built into this binary.
+    ///
+    /// The embedded files are checked by the test suite, so they always compile.
+    pub fn embedded() -> &'static Database {
+        static DB: OnceLock<Database> = OnceLock::new();
+        DB.get_or_init(|| {
+            #[allow(clippy::expect_used)]
+            let set = embedded_set().expect("embedded signatures load (checked by tests)");
+            #[allow(clippy::expect_used)]
+            Database::compile(&set).expect("embedded signatures compile (checked by tests)")
+        })
+    }
+
+    /// The database's name, from `db.toml`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The database's calendar version, from `db.toml`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// A content hash of the signature files the database was compiled from.
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// Every signature, in index order.
+    pub fn signatures(&self) -> &[SignatureInfo] {
+        &self.signatures
+    }
+
+    /// The signature with index `index` (as found in [`LineMatch::signatures`]).
+    pub fn signature(&self, index: u32) -> &SignatureInfo {
+        &self.signatures[index as usize]
+    }
+
+    /// The source text of every pattern, in index order.
+    pub fn pattern_sources(&self) -> &[String] {
+        &self.pattern_sources
+    }
+
+    /// The prefilter's anchors and whether the SIMD searcher is in use.
+    pub fn anchors(&self) -> (&[Vec<u8>], bool) {
+        (self.matcher.anchors(), self.matcher.is_packed())
+    }
+
+    /// The required literals and the pattern indices that own each.
+    pub fn required_literals(&self) -> impl Iterator<Item = (&[u8], &[u32])> {
+        self.matcher.members()
+    }
+
+    pub(crate) fn matcher(&self) -> &Matcher {
+        &self.matcher
+    }
+
+    /// Matches one line (without its terminator) the way a scan does, prefilter included.
+    pub fn match_line(&self, line: &[u8]) -> LineMatch {
+        let mut out = LineMatch::default();
+        if self.matcher.find_candidate(line, 0).is_some() {
+            self.matcher
+                .confirm(line, &mut Scratch::default(), &mut out);
+        }
+        out
+    }
+
+    /// The named captures of signature `sig` on `line` (the first pattern that matches).
+    pub fn captures(&self, sig: u32, line: &[u8]) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for &p in &self.signatures[sig as usize].patterns {
+            let re = self.capture_regexes[p as usize]
+                .get_or_init(|| build_regex(&self.pattern_sources[p as usize]).ok());
+            let Some(re) = re else { continue };
+            let mut caps = re.create_captures();
+            re.captures(line, &mut caps);
+            if !caps.is_match() {
+                continue;
+            }
+            for (i, name) in re
+                .group_info()
+                .pattern_names(regex_automata::PatternID::ZERO)
+                .enumerate()
+            {
+                if let (Some(name), Some(span)) = (name, caps.get_group(i)) {
+                    out.push((
+                        name.to_string(),
+                        String::from_utf8_lossy(&line[span.range()]).into_owned(),
+                    ));
+                }
+            }
+            break;
+        }
+        out
+    }
+}
+
+/// The signature set built into this binary, as files (paths read `signatures/NAME`).
+pub fn embedded_set() -> Result<SignatureSet> {
+    crate::embedded::signature_set()
+}
+
+/// Fills `{name}` placeholders in `text` from `captures`; unknown names stay as written.
+pub fn interpolate(text: &str, captures: &[(String, String)]) -> String {
+    let mut out = text.to_string();
+    for (name, value) in captures {
+        out = out.replace(&format!("{{{name}}}"), value);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::{load_sources, SourceFile};
+    use std::path::PathBuf;
+
+    fn set(sigs: &str) -> SignatureSet {
+        load_sources(vec![
+            SourceFile {
+                path: PathBuf::from("db.toml"),
+                text: "name = \"t\"\nversion = \"1\"\nformat = 1\n".into(),
+            },
+            SourceFile {
+                path: PathBuf::from("a.toml"),
+                text: sigs.into(),
+            },
+        ])
+        .unwrap()
+    }
+
+    fn sig(pattern: &str, example: &str, counter: &str) -> String {
+        format!(
+            "[[signature]]\nid = \"x.y.z\"\nrevision = 1\ntitle = \"t\"\nrole = \"cause\"\nseverity = \"error\"\ncategory = \"c\"\npatterns = ['{pattern}']\nremediation = \"r\"\nsource = \"s\"\nexamples = ['{example}']\ncounterexamples = ['{counter}']\n"
+        )
+    }
+
+    fn err(toml: &str) -> String {
+        Database::compile(&set(toml)).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn bad_regex_points_into_the_pattern() {
+        let e = err(&sig("boom (unclosed", "boom", "x"));
+        assert!(e.starts_with("a.toml:8:"), "{e}");
+        assert!(e.contains("bad regex"), "{e}");
+    }
+
+    #[test]
+    fn pattern_without_literal_is_rejected() {
+        let e = err(&sig(r"\d+ \w+", "1 a", "x"));
+        assert!(e.contains("no required literal"), "{e}");
+    }
+
+    #[test]
+    fn empty_match_is_rejected() {
+        let e = err(&sig("(?:boom)?", "boom", "x"));
+        assert!(e.contains("empty string"), "{e}");
+    }
+
+    #[test]
+    fn examples_and_counterexamples_are_checked() {
+        let e = err(&sig("boom happened", "nothing here", "x"));
+        assert!(e.starts_with("a.toml:11:"), "{e}");
+        assert!(e.contains("example does not match"), "{e}");
+        let e = err(&sig(
+            "boom happened",
+            "boom happened",
+            "boom happened again",
+        ));
+        assert!(e.starts_with("a.toml:12:"), "{e}");
+        assert!(e.contains("counterexample matches"), "{e}");
+    }
+
+    #[test]
+    fn remediation_placeholders_must_be_captured() {
+        let toml = sig("boom (?P<what>\\w+)", "boom x", "bam").replace("\"r\"", "\"fix {other}\"");
+        assert!(err(&toml).contains("{other}"));
+    }
+
+    #[test]
+    fn captures_and_interpolation() {
+        let db = Database::compile(&set(&sig(
+            "No module named (?P<module>[a-z_.A-Z]+)",
+            "No module named vllm._C",
+            "x",
+        )))
+        .unwrap();
+        let line = b"ModuleNotFoundError: No module named vllm._C";
+        let hit = db.match_line(line);
+        assert_eq!(hit.signatures, vec![0]);
+        assert!(hit.has(Marker::Exception));
+        let caps = db.captures(0, line);
+        assert_eq!(caps, vec![("module".to_string(), "vllm._C".to_string())]);
+        assert_eq!(
+            interpolate("pip install {module}", &caps),
+            "pip install vllm._C"
+        );
+    }
+}

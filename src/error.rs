@@ -1,0 +1,78 @@
+//! Typed errors. The binary turns each into one readable line.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// A place in a signature file: `file:line:column`, 1-based.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file.display(), self.line, self.column)
+    }
+}
+
+/// One problem found while loading or validating a signature set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub location: Location,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+/// Everything that can go wrong in faultline.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading a file or stream failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Reading an input failed part-way; findings before `offset` were kept.
+    #[error("{}: at byte offset {offset}: {source}", path.display())]
+    Input {
+        path: PathBuf,
+        offset: u64,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The signature set is invalid. The first problem is shown; all are kept.
+    #[error("{}{}", problems.first().map(|p| p.to_string()).unwrap_or_default(), more(problems.len()))]
+    Signatures { problems: Vec<Problem> },
+    /// A compiled database archive could not be used.
+    #[error("{}: {reason}", path.display())]
+    Archive { path: PathBuf, reason: String },
+    /// A resource limit was exceeded while compiling a signature set.
+    #[error("{0}")]
+    Limit(String),
+    /// The caller asked for something that cannot be done (an unknown id, a bad argument).
+    #[error("{0}")]
+    Usage(String),
+}
+
+fn more(n: usize) -> String {
+    if n > 1 {
+        format!(
+            " (and {} more problem{})",
+            n - 1,
+            if n == 2 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    }
+}
+
+/// Shorthand for faultline results.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,226 @@
+//! The human view: the root cause first, then other causes, the symptoms it explains, and a
+//! line for every class of lines not shown.
+
+use std::fmt::Write;
+
+use super::{Finding, FindingRole, Report};
+
+/// Longest text shown for one line; the rest is counted, not dropped silently.
+const SHOW_BYTES: usize = 600;
+
+fn shown(text: &str, truncated: bool) -> String {
+    let clean =
+        String::from_utf8_lossy(&crate::analyze::line::display_text(text.as_bytes())).into_owned();
+    let mut out = if clean.len() > SHOW_BYTES {
+        let mut cut = SHOW_BYTES;
+        while !clean.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}… ({} more bytes)", &clean[..cut], clean.len() - cut)
+    } else {
+        clean
+    };
+    if truncated {
+        out.push_str(" [line cut at the line-length cap]");
+    }
+    out
+}
+
+fn n(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn processes(f: &Finding) -> String {
+    match f.processes.len() {
+        0 => String::new(),
+        1 => format!(" · {}", f.processes[0]),
+        k if k <= 4 => format!(" · {}", f.processes.join(", ")),
+        k => format!(
+            " · {}, {} … ({k} processes)",
+            f.processes[0], f.processes[1]
+        ),
+    }
+}
+
+fn occurrences(f: &Finding) -> String {
+    if f.count > 1 {
+        format!(
+            "line {} ({} lines, last at {})",
+            n(f.line),
+            n(f.count),
+            n(f.last_line)
+        )
+    } else {
+        format!("line {}", n(f.line))
+    }
+}
+
+fn detailed(out: &mut String, label: &str, f: &Finding) {
+    let id = f.signature.as_deref().unwrap_or("unclassified");
+    let _ = writeln!(out, "{label}: {}  [{id}]", f.title);
+    let _ = writeln!(out, "  {}{}", occurrences(f), processes(f));
+    let _ = writeln!(out, "  > {}", shown(&f.text, f.text_truncated));
+    if let Some(fix) = &f.remediation {
+        let _ = writeln!(out, "  Fix: {fix}");
+    }
+    if let Some(tb) = &f.traceback {
+        if tb.len() > 1 {
+            let _ = writeln!(out, "  Traceback (trimmed):");
+            for frame in tb {
+                let _ = writeln!(out, "    {}", shown(frame, false));
+            }
+        }
+    }
+}
+
+fn brief(out: &mut String, f: &Finding) {
+    let id = f.signature.as_deref().unwrap_or("unclassified");
+    let _ = writeln!(
+        out,
+        "  #{} {}{}  {}  [{id}]",
+        f.rank,
+        occurrences(f),
+        processes(f),
+        f.title
+    );
+}
+
+/// Renders a report for a terminal. With `all`, every matched line is listed too.
+pub fn render_human(r: &Report, all: bool) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{}: {} lines, {} bytes{} · database {} {} ({})",
+        r.input,
+        n(r.lines),
+        n(r.bytes),
+        if r.binary {
+            " (binary: holds NUL bytes)"
+        } else {
+            ""
+        },
+        r.database.name,
+        r.database.version,
+        r.database.hash
+    );
+    if let Some(e) = &r.error {
+        let _ = writeln!(
+            out,
+            "ERROR: {e} (findings below come from the part read before it)"
+        );
+    }
+    let causes: Vec<&Finding> = r
+        .findings
+        .iter()
+        .filter(|f| matches!(f.role, FindingRole::Cause | FindingRole::Unclassified))
+        .collect();
+    match causes.split_first() {
+        None => {
+            let _ = writeln!(out, "No failure found.");
+        }
+        Some((first, rest)) => {
+            let _ = writeln!(out);
+            detailed(&mut out, "ROOT CAUSE", first);
+            for f in rest {
+                let _ = writeln!(out);
+                let label = format!(
+                    "#{} {}",
+                    f.rank,
+                    if f.role == FindingRole::Cause {
+                        "ALSO A CAUSE"
+                    } else {
+                        "UNCLASSIFIED"
+                    }
+                );
+                detailed(&mut out, &label, f);
+            }
+        }
+    }
+    let symptoms: Vec<&Finding> = r
+        .findings
+        .iter()
+        .filter(|f| f.role == FindingRole::Symptom)
+        .collect();
+    if !symptoms.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nSymptoms{}:",
+            if causes.is_empty() {
+                ""
+            } else {
+                " (consequences of the cause above)"
+            }
+        );
+        for f in &symptoms {
+            brief(&mut out, f);
+        }
+    }
+    let noise: Vec<&Finding> = r
+        .findings
+        .iter()
+        .filter(|f| f.role == FindingRole::Noise)
+        .collect();
+    if all && !noise.is_empty() {
+        let _ = writeln!(out, "\nNoise (harmless lines that look alarming):");
+        for f in &noise {
+            brief(&mut out, f);
+        }
+    }
+    let c = &r.counts;
+    let _ = writeln!(out);
+    if !all && c.noise_lines > 0 {
+        let _ = writeln!(
+            out,
+            "{} noise line{} ({} kind{}) from {} process{} not shown; --all shows them.",
+            n(c.noise_lines),
+            if c.noise_lines == 1 { "" } else { "s" },
+            noise.len(),
+            if noise.len() == 1 { "" } else { "s" },
+            n(c.noise_processes),
+            if c.noise_processes == 1 { "" } else { "es" },
+        );
+    }
+    if let Some(matches) = &r.matches {
+        let _ = writeln!(out, "Every matched line:");
+        for m in matches {
+            let _ = writeln!(
+                out,
+                "  line {}  {:<12} {}{}{}",
+                n(m.line),
+                m.role.as_str(),
+                m.signature.as_deref().unwrap_or("(no signature)"),
+                if m.outranked.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (outranked by priority: {})", m.outranked.join(", "))
+                },
+                m.finding
+                    .map(|k| format!(" → finding #{k}"))
+                    .unwrap_or_default()
+            );
+        }
+        let _ = writeln!(out);
+        for f in &r.findings {
+            let _ = writeln!(out, "  #{} {}: {}", f.rank, f.role.as_str(), f.why);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "Matched {} of {} lines: {} cause, {} symptom, {} noise; {} unclassified.",
+        n(c.matched_lines),
+        n(r.lines),
+        n(c.cause_lines),
+        n(c.symptom_lines),
+        n(c.noise_lines),
+        n(c.unclassified_lines)
+    );
+    out
+}

@@ -1,0 +1,142 @@
+//! Reports: plain data (serde) and the renderers that print them for people and programs.
+
+mod human;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use human::render_human;
+
+/// The JSON schema version; bumped when a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What kind of finding this is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FindingRole {
+    Cause,
+    Unclassified,
+    Symptom,
+    Noise,
+}
+
+impl FindingRole {
+    /// The lowercase name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FindingRole::Cause => "cause",
+            FindingRole::Unclassified => "unclassified",
+            FindingRole::Symptom => "symptom",
+            FindingRole::Noise => "noise",
+        }
+    }
+}
+
+/// The database a report was produced with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DatabaseRef {
+    pub name: String,
+    pub version: String,
+    pub hash: String,
+}
+
+/// One finding: a message (folded over processes and repeats) and what it means.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// 1-based position in rank order.
+    pub rank: usize,
+    /// The signature id, or null for an unclassified finding.
+    pub signature: Option<String>,
+    pub role: FindingRole,
+    pub severity: String,
+    pub category: String,
+    pub title: String,
+    /// First occurrence, 1-based.
+    pub line: u64,
+    pub last_line: u64,
+    /// Byte offset of `line`.
+    pub offset: u64,
+    /// The first occurrence's line (lossy UTF-8).
+    pub text: String,
+    pub text_truncated: bool,
+    /// How many lines folded into this finding.
+    pub count: u64,
+    /// The process tags it came from, in order of first appearance.
+    pub processes: Vec<String>,
+    /// Named captures of the first occurrence.
+    pub captures: BTreeMap<String, String>,
+    /// What to do, with captures filled in (null for unclassified findings).
+    pub remediation: Option<String>,
+    /// The trimmed traceback that ends in this line, if it is an exception line.
+    pub traceback: Option<Vec<String>>,
+    /// Why the finding stands where it does in the ranking.
+    pub why: String,
+}
+
+/// One matched line, for `--all`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchedLine {
+    pub line: u64,
+    pub offset: u64,
+    /// The signature that decided the line's role (the highest priority one).
+    pub signature: Option<String>,
+    pub role: FindingRole,
+    /// Other signatures that matched the line but were outranked by priority.
+    pub outranked: Vec<String>,
+    /// The rank of the finding the line folded into.
+    pub finding: Option<usize>,
+}
+
+/// Counts of matched lines by role.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Lines matched by at least one signature.
+    pub matched_lines: u64,
+    pub cause_lines: u64,
+    pub symptom_lines: u64,
+    pub noise_lines: u64,
+    /// Lines that no signature matched but that the analysis reported as unclassified.
+    pub unclassified_lines: u64,
+    /// Noise findings' distinct processes.
+    pub noise_processes: u64,
+}
+
+/// The report for one input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub input: String,
+    pub database: DatabaseRef,
+    /// A one-line error message if the input could not be read to its end.
+    pub error: Option<String>,
+    pub binary: bool,
+    pub bytes: u64,
+    pub lines: u64,
+    pub findings: Vec<Finding>,
+    pub counts: Counts,
+    /// Every matched line (only with `--all`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub matches: Option<Vec<MatchedLine>>,
+}
+
+impl Report {
+    /// Whether the input was diagnosed: a cause or an unclassified finding exists.
+    pub fn diagnosed(&self) -> bool {
+        self.findings
+            .iter()
+            .any(|f| matches!(f.role, FindingRole::Cause | FindingRole::Unclassified))
+    }
+
+    /// The first finding, the root cause, if any.
+    pub fn root_cause(&self) -> Option<&Finding> {
+        self.findings
+            .first()
+            .filter(|f| matches!(f.role, FindingRole::Cause | FindingRole::Unclassified))
+    }
+
+    /// The report as one line of JSON.
+    pub fn to_json_line(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+}

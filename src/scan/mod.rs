@@ -1,0 +1,323 @@
+//! The hot loop: find candidate lines with the prefilter, confirm them, count lines only
+//! between hits. Whole buffers split into chunks at line boundaries and scan on all cores;
+//! streams scan in blocks with the partial last line carried over.
+
+mod input;
+
+use std::io::Read;
+
+use memchr::{memchr, memrchr};
+use rayon::prelude::*;
+
+use crate::compile::{Database, LineMatch, Scratch};
+
+pub use input::{open, Input, InputKind};
+
+/// How a scan runs.
+#[derive(Clone, Debug)]
+pub struct ScanOptions {
+    /// Worker threads for one large buffer; 1 scans on the calling thread.
+    pub threads: usize,
+    /// Bytes read per block from a stream.
+    pub block_size: usize,
+    /// Longest line a stream keeps whole; longer lines are scanned in windows and cut.
+    pub max_line_bytes: usize,
+    /// Smallest chunk a buffer is split into for parallel scanning.
+    pub min_chunk: usize,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            threads: rayon::current_num_threads(),
+            block_size: 4 << 20,
+            max_line_bytes: 64 << 20,
+            min_chunk: 1 << 20,
+        }
+    }
+}
+
+/// One line that matched a signature or a structural marker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hit {
+    /// 1-based line number, as `grep -n` counts.
+    pub line: u64,
+    /// Byte offset of the line's first byte in the input.
+    pub offset: u64,
+    /// The line, without its terminator (`\n` or `\r\n`); cut if `text_truncated`.
+    pub text: Vec<u8>,
+    /// Whether `text` was cut (a streamed line longer than the cap).
+    pub text_truncated: bool,
+    /// What matched.
+    pub matched: LineMatch,
+}
+
+/// Totals of one scan.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    pub bytes: u64,
+    pub lines: u64,
+    /// Whether the input held a NUL byte (it was scanned all the same).
+    pub binary: bool,
+}
+
+#[inline]
+fn trim_cr(line: &[u8]) -> &[u8] {
+    match line.last() {
+        Some(b'\r') => &line[..line.len() - 1],
+        _ => line,
+    }
+}
+
+struct ChunkHit {
+    /// Newlines before this line, counted from the chunk start.
+    newlines: u64,
+    start: usize,
+    end: usize,
+    matched: LineMatch,
+}
+
+/// Scans `buf` (which starts at a line start) and returns its hits and newline count.
+fn scan_chunk(db: &Database, buf: &[u8]) -> (Vec<ChunkHit>, u64) {
+    let m = db.matcher();
+    let mut hits = Vec::new();
+    let mut scratch = Scratch::default();
+    let mut matched = LineMatch::default();
+    let mut pos = 0;
+    let mut counted = 0;
+    let mut newlines = 0u64;
+    while let Some(hit) = m.find_candidate(buf, pos) {
+        let start = memrchr(b'\n', &buf[pos..hit]).map_or(pos, |i| pos + i + 1);
+        let end = memchr(b'\n', &buf[hit..]).map_or(buf.len(), |i| hit + i);
+        newlines += bytecount::count(&buf[counted..start], b'\n') as u64;
+        counted = start;
+        m.confirm(trim_cr(&buf[start..end]), &mut scratch, &mut matched);
+        if !matched.is_empty() {
+            hits.push(ChunkHit {
+                newlines,
+                start,
+                end,
+                matched: std::mem::take(&mut matched),
+            });
+        }
+        pos = end + 1;
+    }
+    newlines += bytecount::count(&buf[counted.min(buf.len())..], b'\n') as u64;
+    (hits, newlines)
+}
+
+/// Splits `buf` into chunks of about `size` bytes, each ending just after a newline.
+fn chunk_bounds(buf: &[u8], size: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < buf.len() {
+        let target = (start + size).min(buf.len());
+        let end = if target == buf.len() {
+            target
+        } else {
+            memchr(b'\n', &buf[target..]).map_or(buf.len(), |i| target + i + 1)
+        };
+        out.push((start, end));
+        start = end;
+    }
+    out
+}
+
+fn line_count(buf: &[u8], newlines: u64) -> u64 {
+    newlines + u64::from(buf.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// Scans a whole buffer, on `opts.threads` threads when it is large, calling `sink` for
+/// every hit in input order. The result is the same whatever the thread count.
+pub fn scan_slice(
+    db: &Database,
+    buf: &[u8],
+    opts: &ScanOptions,
+    sink: &mut dyn FnMut(Hit),
+) -> ScanStats {
+    let threads = opts.threads.max(1);
+    let binary = memchr(0, &buf[..buf.len().min(1 << 16)]).is_some();
+    let chunk = (buf.len() / (threads * 8)).max(opts.min_chunk.max(1));
+    let newlines = if threads == 1 || buf.len() <= chunk {
+        let (hits, newlines) = scan_chunk(db, buf);
+        emit(buf, 0, 0, 0, hits, sink);
+        newlines
+    } else {
+        let bounds = chunk_bounds(buf, chunk);
+        let results: Vec<(Vec<ChunkHit>, u64)> = bounds
+            .par_iter()
+            .map(|&(s, e)| scan_chunk(db, &buf[s..e]))
+            .collect();
+        let mut lines_before = 0;
+        for ((s, _), (hits, n)) in bounds.iter().zip(results) {
+            emit(buf, *s, *s as u64, lines_before, hits, sink);
+            lines_before += n;
+        }
+        lines_before
+    };
+    ScanStats {
+        bytes: buf.len() as u64,
+        lines: line_count(buf, newlines),
+        binary,
+    }
+}
+
+/// Turns chunk hits into hits; the chunk starts at `buf[base]`, which is input offset
+/// `offset`, after `lines_before` newlines.
+fn emit(
+    buf: &[u8],
+    base: usize,
+    offset: u64,
+    lines_before: u64,
+    hits: Vec<ChunkHit>,
+    sink: &mut dyn FnMut(Hit),
+) {
+    for h in hits {
+        sink(Hit {
+            line: lines_before + h.newlines + 1,
+            offset: offset + h.start as u64,
+            text: trim_cr(&buf[base + h.start..base + h.end]).to_vec(),
+            text_truncated: false,
+            matched: h.matched,
+        });
+    }
+}
+
+/// Bytes of a too-long line kept from one window to the next, so that a match straddling
+/// two windows is still seen (when it is shorter than this).
+pub const WINDOW_OVERLAP: usize = 4096;
+
+/// A line longer than the cap, being scanned in windows.
+struct LongLine {
+    line: u64,
+    offset: u64,
+    text: Vec<u8>,
+    tail: Vec<u8>,
+    matched: LineMatch,
+}
+
+/// Scans a stream in blocks of `opts.block_size`, carrying the partial last line over.
+/// Memory stays within about `block_size + max_line_bytes` whatever the input. Hits reach
+/// `sink` as they are found; a read error ends the scan and is returned with the stats so far.
+pub fn scan_reader(
+    db: &Database,
+    reader: &mut dyn Read,
+    opts: &ScanOptions,
+    sink: &mut dyn FnMut(Hit),
+) -> (ScanStats, Option<std::io::Error>) {
+    let block = opts.block_size.max(1);
+    let cap = opts.max_line_bytes.max(1);
+    let mut buf: Vec<u8> = Vec::new();
+    let mut stats = ScanStats::default();
+    // Absolute offset of buf[0], and newlines seen before it.
+    let mut offset = 0u64;
+    let mut newlines = 0u64;
+    let mut last_byte = b'\n';
+    let mut long: Option<LongLine> = None;
+    let mut scratch = Scratch::default();
+    let mut error = None;
+    let mut eof = false;
+    while !eof {
+        let filled = buf.len();
+        buf.resize(filled + block, 0);
+        let mut got = filled;
+        while got < buf.len() {
+            match reader.read(&mut buf[got..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    error = Some(e);
+                    eof = true;
+                    break;
+                }
+            }
+        }
+        buf.truncate(got);
+        if got > filled {
+            stats.bytes += (got - filled) as u64;
+            last_byte = buf[got - 1];
+            if !stats.binary && memchr(0, &buf[filled..]).is_some() {
+                stats.binary = true;
+            }
+        }
+        if let Some(mut l) = long.take() {
+            match memchr(b'\n', &buf) {
+                Some(i) => {
+                    scan_window(db, &mut l, &buf[..i], &mut scratch);
+                    finish_long(l, sink);
+                    newlines += 1;
+                    offset += (i + 1) as u64;
+                    buf.drain(..=i);
+                }
+                None => {
+                    scan_window(db, &mut l, &buf, &mut scratch);
+                    offset += buf.len() as u64;
+                    buf.clear();
+                    if eof {
+                        finish_long(l, sink);
+                    } else {
+                        long = Some(l);
+                    }
+                    continue;
+                }
+            }
+        }
+        let whole = if eof {
+            buf.len()
+        } else {
+            memrchr(b'\n', &buf).map_or(0, |i| i + 1)
+        };
+        let (hits, n) = scan_chunk(db, &buf[..whole]);
+        emit(&buf, 0, offset, newlines, hits, sink);
+        newlines += n;
+        offset += whole as u64;
+        buf.drain(..whole);
+        if buf.len() > cap && !eof {
+            let mut l = LongLine {
+                line: newlines + 1,
+                offset,
+                text: buf[..cap].to_vec(),
+                tail: Vec::new(),
+                matched: LineMatch::default(),
+            };
+            scan_window(db, &mut l, &buf, &mut scratch);
+            offset += buf.len() as u64;
+            buf.clear();
+            long = Some(l);
+        }
+    }
+    stats.lines = newlines + u64::from(stats.bytes > 0 && last_byte != b'\n');
+    (stats, error)
+}
+
+fn scan_window(db: &Database, l: &mut LongLine, window: &[u8], scratch: &mut Scratch) {
+    let mut joined = std::mem::take(&mut l.tail);
+    joined.extend_from_slice(window);
+    let m = db.matcher();
+    if m.find_candidate(&joined, 0).is_some() {
+        let mut found = LineMatch::default();
+        m.confirm(trim_cr(&joined), scratch, &mut found);
+        l.matched.signatures.extend(found.signatures);
+        l.matched.signatures.sort_unstable();
+        l.matched.signatures.dedup();
+        l.matched.markers |= found.markers;
+    }
+    let keep = joined.len().min(WINDOW_OVERLAP);
+    l.tail = joined[joined.len() - keep..].to_vec();
+}
+
+fn finish_long(l: LongLine, sink: &mut dyn FnMut(Hit)) {
+    if !l.matched.is_empty() {
+        sink(Hit {
+            line: l.line,
+            offset: l.offset,
+            text: l.text,
+            text_truncated: true,
+            matched: l.matched,
+        });
+    }
+}

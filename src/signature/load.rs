@@ -1,0 +1,353 @@
+//! Reading signature directories and files, with positions for every problem.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{DbInfo, Located, Role, Severity, Signature, SignatureSet, SourceFile, Span};
+use crate::error::{Error, Location, Problem, Result};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    signature: Vec<RawSignature>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSignature {
+    id: Spanned<String>,
+    revision: u32,
+    title: String,
+    role: Role,
+    severity: Severity,
+    category: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default)]
+    priority: i32,
+    patterns: Vec<Spanned<String>>,
+    remediation: String,
+    source: String,
+    examples: Vec<Spanned<String>>,
+    counterexamples: Vec<Spanned<String>>,
+}
+
+/// The 1-based line and column of byte `offset` in `text`.
+pub(crate) fn location(path: &Path, text: &str, offset: usize) -> Location {
+    let offset = offset.min(text.len());
+    let before = &text.as_bytes()[..offset];
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    Location {
+        file: path.to_path_buf(),
+        line,
+        column,
+    }
+}
+
+fn toml_problem(path: &Path, text: &str, err: &toml::de::Error) -> Problem {
+    let offset = err.span().map_or(0, |s| s.start);
+    let message = err.message().trim().replace('\n', " ");
+    Problem {
+        location: location(path, text, offset),
+        message,
+    }
+}
+
+/// Loads a signature directory: `db.toml` plus every other `*.toml` file, in name order.
+pub fn load_dir(dir: &Path) -> Result<SignatureSet> {
+    let entries = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
+            paths.push(path);
+        }
+    }
+    paths.sort();
+    let header = dir.join("db.toml");
+    if !paths.contains(&header) {
+        return Err(Error::Signatures {
+            problems: vec![Problem {
+                location: Location {
+                    file: header,
+                    line: 1,
+                    column: 1,
+                },
+                message: "missing db.toml (the database name, version and format)".into(),
+            }],
+        });
+    }
+    let mut sources = Vec::with_capacity(paths.len());
+    for path in paths {
+        let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        sources.push(SourceFile { path, text });
+    }
+    load_sources(sources)
+}
+
+/// Builds a set from already-read files. The file named `db.toml` is the header.
+pub fn load_sources(files: Vec<SourceFile>) -> Result<SignatureSet> {
+    let mut problems = Vec::new();
+    let mut info = None;
+    let mut signatures = Vec::new();
+    for (index, file) in files.iter().enumerate() {
+        if file.path.file_name().is_some_and(|n| n == "db.toml") {
+            match toml::from_str::<DbInfo>(&file.text) {
+                Ok(i) => {
+                    if i.format != super::FORMAT_VERSION {
+                        problems.push(Problem {
+                            location: location(&file.path, &file.text, 0),
+                            message: format!(
+                                "signature format {} is not supported; this faultline reads format {}",
+                                i.format,
+                                super::FORMAT_VERSION
+                            ),
+                        });
+                    }
+                    info = Some(i);
+                }
+                Err(e) => problems.push(toml_problem(&file.path, &file.text, &e)),
+            }
+            continue;
+        }
+        match parse_file(index, file) {
+            Ok(mut sigs) => signatures.append(&mut sigs),
+            Err(p) => problems.push(p),
+        }
+    }
+    let Some(info) = info else {
+        if problems.is_empty() {
+            problems.push(Problem {
+                location: Location {
+                    file: PathBuf::from("db.toml"),
+                    line: 1,
+                    column: 1,
+                },
+                message: "missing db.toml".into(),
+            });
+        }
+        return Err(Error::Signatures { problems });
+    };
+    let set = SignatureSet {
+        info,
+        signatures,
+        files,
+    };
+    if let Err(Error::Signatures { problems: mut more }) = check_ids(&set) {
+        problems.append(&mut more);
+    }
+    if problems.is_empty() {
+        Ok(set)
+    } else {
+        Err(Error::Signatures { problems })
+    }
+}
+
+/// Parses one signature file (not `db.toml`); `index` is its position in the set's file list.
+pub fn parse_file(index: usize, file: &SourceFile) -> std::result::Result<Vec<Signature>, Problem> {
+    let raw: RawFile =
+        toml::from_str(&file.text).map_err(|e| toml_problem(&file.path, &file.text, &e))?;
+    let span = |s: std::ops::Range<usize>| Span {
+        file: index,
+        start: s.start,
+        end: s.end,
+    };
+    let located = |v: Vec<Spanned<String>>| -> Vec<Located> {
+        v.into_iter()
+            .map(|s| Located {
+                span: span(s.span()),
+                value: s.into_inner(),
+            })
+            .collect()
+    };
+    Ok(raw
+        .signature
+        .into_iter()
+        .map(|r| Signature {
+            span: span(r.id.span()),
+            id: r.id.into_inner(),
+            revision: r.revision,
+            title: r.title,
+            role: r.role,
+            severity: r.severity,
+            category: r.category,
+            tags: r.tags,
+            priority: r.priority,
+            patterns: located(r.patterns),
+            remediation: r.remediation,
+            source: r.source,
+            examples: located(r.examples),
+            counterexamples: located(r.counterexamples),
+        })
+        .collect())
+}
+
+fn valid_id(id: &str) -> bool {
+    let parts: Vec<&str> = id.split('.').collect();
+    parts.len() >= 2
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        })
+}
+
+/// Checks ids (form, uniqueness, retirement) and the fields every signature must fill.
+pub(crate) fn check_ids(set: &SignatureSet) -> Result<()> {
+    let mut problems = Vec::new();
+    let mut seen: HashMap<&str, &Span> = HashMap::new();
+    for sig in &set.signatures {
+        let at = set.locate(&sig.span);
+        let mut push = |message: String| {
+            problems.push(Problem {
+                location: at.clone(),
+                message,
+            })
+        };
+        if !valid_id(&sig.id) {
+            push(format!(
+                "id {:?} is not of the form vendor.area.name (lowercase letters, digits, '-', '_')",
+                sig.id
+            ));
+        }
+        if let Some(first) = seen.insert(&sig.id, &sig.span) {
+            let first = set.locate(first);
+            push(format!(
+                "duplicate id {:?} (first defined at {first})",
+                sig.id
+            ));
+        }
+        if set.info.retired.contains(&sig.id) {
+            push(format!(
+                "id {:?} is retired in db.toml and may not be reused",
+                sig.id
+            ));
+        }
+        if sig.revision == 0 {
+            push("revision must be 1 or more".into());
+        }
+        for (field, value) in [
+            ("title", &sig.title),
+            ("category", &sig.category),
+            ("remediation", &sig.remediation),
+            ("source", &sig.source),
+        ] {
+            if value.trim().is_empty() {
+                push(format!("{field} must not be empty"));
+            }
+        }
+        for (field, list) in [
+            ("patterns", &sig.patterns),
+            ("examples", &sig.examples),
+            ("counterexamples", &sig.counterexamples),
+        ] {
+            if list.is_empty() {
+                push(format!("{field} must hold at least one entry"));
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::Signatures { problems })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, text: &str) -> SourceFile {
+        SourceFile {
+            path: PathBuf::from(name),
+            text: text.to_string(),
+        }
+    }
+
+    const HEADER: &str = "name = \"t\"\nversion = \"2026.12.0\"\nformat = 1\n";
+
+    const ONE: &str = r#"
+[[signature]]
+id = "x.y.z"
+revision = 1
+title = "t"
+role = "cause"
+severity = "error"
+category = "c"
+patterns = ['boom happened']
+remediation = "r"
+source = "s"
+examples = ["boom happened"]
+counterexamples = ["no boom"]
+"#;
+
+    #[test]
+    fn loads_a_valid_set() {
+        let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", ONE)]).unwrap();
+        assert_eq!(set.signatures.len(), 1);
+        assert_eq!(set.locate(&set.signatures[0].span).line, 3);
+    }
+
+    #[test]
+    fn unknown_field_names_line_and_column() {
+        let bad = ONE.replace("source = \"s\"", "sauce = \"s\"");
+        let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &bad)]).unwrap_err();
+        let Error::Signatures { problems } = err else {
+            panic!("wrong error")
+        };
+        assert_eq!(problems[0].location.file, PathBuf::from("a.toml"));
+        assert!(problems[0].message.contains("sauce"), "{}", problems[0]);
+    }
+
+    #[test]
+    fn duplicate_ids_point_at_both() {
+        let err = load_sources(vec![
+            file("db.toml", HEADER),
+            file("a.toml", ONE),
+            file("b.toml", ONE),
+        ])
+        .unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("b.toml:3:6: duplicate id"), "{msg}");
+        assert!(msg.contains("a.toml:3:6"), "{msg}");
+    }
+
+    #[test]
+    fn bad_role_is_located() {
+        let bad = ONE.replace("\"cause\"", "\"culprit\"");
+        let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &bad)]).unwrap_err();
+        assert!(err.to_string().starts_with("a.toml:6:"), "{err}");
+    }
+
+    #[test]
+    fn bad_ids_and_retired_ids_are_rejected() {
+        let header = format!("{HEADER}retired = [\"x.y.z\"]\n");
+        let err = load_sources(vec![file("db.toml", &header), file("a.toml", ONE)]).unwrap_err();
+        assert!(err.to_string().contains("retired"), "{err}");
+        let bad = ONE.replace("x.y.z", "Xyz");
+        let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &bad)]).unwrap_err();
+        assert!(err.to_string().contains("not of the form"), "{err}");
+    }
+}

@@ -1,0 +1,163 @@
+//! The on-disk signature format: TOML files in a directory, loaded and checked for structure.
+//!
+//! A directory holds `db.toml` (the database's name, version and format) and any number of
+//! other `*.toml` files, each a list of `[[signature]]` tables. Loading reports every
+//! structural problem with `file:line:column`; pattern-level checks (regex syntax, required
+//! literals, examples) happen when the set is compiled, see [`crate::Database::compile`].
+
+mod load;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use load::{load_dir, load_sources, parse_file};
+
+/// What a matched line means for the diagnosis.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// A root cause: the thing to fix.
+    Cause,
+    /// A consequence of a cause, e.g. "Engine core initialization failed. See root cause above."
+    Symptom,
+    /// A harmless line that looks alarming.
+    Noise,
+}
+
+impl Role {
+    /// The lowercase name used in files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Cause => "cause",
+            Role::Symptom => "symptom",
+            Role::Noise => "noise",
+        }
+    }
+}
+
+/// How bad a matched line is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Fatal,
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    /// The lowercase name used in files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Fatal => "fatal",
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// Where a piece of a signature file starts: the file and a byte span within it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub file: usize,
+    pub start: usize,
+    pub end: usize,
+}
+
+/// A string value together with where it stands in its file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    pub value: String,
+    pub span: Span,
+}
+
+/// One failure signature.
+#[derive(Clone, Debug)]
+pub struct Signature {
+    pub id: String,
+    pub revision: u32,
+    pub title: String,
+    pub role: Role,
+    pub severity: Severity,
+    pub category: String,
+    pub tags: Vec<String>,
+    pub priority: i32,
+    pub patterns: Vec<Located>,
+    pub remediation: String,
+    pub source: String,
+    pub examples: Vec<Located>,
+    pub counterexamples: Vec<Located>,
+    /// Where the signature's `id` stands.
+    pub span: Span,
+}
+
+/// The database header from `db.toml`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DbInfo {
+    pub name: String,
+    pub version: String,
+    pub format: u32,
+    #[serde(default)]
+    pub retired: Vec<String>,
+}
+
+/// The signature-file format this faultline reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A source file of a signature set, kept so that problems can name line and column.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// A loaded, structurally valid set of signatures.
+#[derive(Clone, Debug)]
+pub struct SignatureSet {
+    pub info: DbInfo,
+    pub signatures: Vec<Signature>,
+    pub files: Vec<SourceFile>,
+}
+
+impl SignatureSet {
+    /// The `file:line:column` of a span.
+    pub fn locate(&self, span: &Span) -> crate::error::Location {
+        let file = &self.files[span.file];
+        load::location(&file.path, &file.text, span.start)
+    }
+
+    /// Merges another set into this one (for `--add-signatures`), keeping this set's header.
+    pub fn extend(&mut self, other: SignatureSet) -> crate::Result<()> {
+        let offset = self.files.len();
+        self.files.extend(other.files);
+        for mut sig in other.signatures {
+            sig.span.file += offset;
+            for l in sig
+                .patterns
+                .iter_mut()
+                .chain(sig.examples.iter_mut())
+                .chain(sig.counterexamples.iter_mut())
+            {
+                l.span.file += offset;
+            }
+            self.signatures.push(sig);
+        }
+        load::check_ids(self)
+    }
+
+    /// Removes the signatures whose id is listed; an unknown id is an error.
+    pub fn disable(&mut self, ids: &[String]) -> crate::Result<()> {
+        for id in ids {
+            if !self.signatures.iter().any(|s| &s.id == id) {
+                return Err(crate::Error::Usage(format!(
+                    "--disable {id}: no signature has this id"
+                )));
+            }
+        }
+        self.signatures.retain(|s| !ids.contains(&s.id));
+        Ok(())
+    }
+}
