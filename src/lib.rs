@@ -32,3 +32,8 @@ pub mod signature;
 pub use compile::Database;
 pub use error::{Error, Result};
 pub use report::Report;
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

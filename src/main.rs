@@ -176,7 +176,7 @@ fn expand(paths: &[PathBuf]) -> Vec<Result<PathBuf, Error>> {
                             .unwrap_or_else(|| p.clone());
                         let source = err
                             .into_io_error()
-                            .unwrap_or_else(|| io::Error::new(io::ErrorKind::Other, "walk error"));
+                            .unwrap_or_else(|| io::Error::other("walk error"));
                         files.push(Err(Error::Io { path, source }));
                     }
                 }
@@ -232,19 +232,15 @@ fn run_scan(args: ScanArgs) -> u8 {
         .map(|input| match input {
             Ok(path) => scan_one(db, path, &opts, args.all),
             Err(e) => {
-                let mut r = Analyzer::new(db, AnalyzeOptions::default()).finish(
-                    &e.to_string()
-                        .split(": ")
-                        .next()
-                        .unwrap_or_default()
-                        .to_string(),
+                let name = match e {
+                    Error::Io { path, .. } => path.display().to_string(),
+                    other => other.to_string(),
+                };
+                let r = Analyzer::new(db, AnalyzeOptions::default()).finish(
+                    &name,
                     &Default::default(),
                     Some(e.to_string()),
                 );
-                r.input = match e {
-                    Error::Io { path, .. } => path.display().to_string(),
-                    _ => r.input,
-                };
                 (r, true)
             }
         })

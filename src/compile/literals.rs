@@ -19,6 +19,7 @@ pub const MIN_LITERAL: usize = 4;
 pub const MAX_ANCHORS: usize = 64;
 
 /// Parses a pattern in faultline's dialect: Unicode classes off, any byte allowed.
+#[allow(clippy::result_large_err)]
 pub fn parse(pattern: &str) -> Result<Hir, regex_syntax::Error> {
     regex_syntax::ParserBuilder::new()
         .unicode(false)

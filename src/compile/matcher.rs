@@ -56,6 +56,7 @@ pub(crate) enum Owner {
 }
 
 /// Builds a regex in faultline's dialect: Unicode off, any byte, no empty-match UTF-8 rules.
+#[allow(clippy::result_large_err)]
 pub(crate) fn build_regex(pattern: &str) -> Result<meta::Regex, meta::BuildError> {
     meta::Builder::new()
         .syntax(syntax::Config::new().unicode(false).utf8(false))
@@ -173,9 +174,7 @@ impl Matcher {
         }
         match &self.prefilter {
             Prefilter::Packed(s) => s.find_in(hay, aho_corasick::Span::from(start..hay.len())),
-            Prefilter::General(ac) => ac
-                .find(aho_corasick::Input::new(hay).range(start..))
-                .map(|m| m),
+            Prefilter::General(ac) => ac.find(aho_corasick::Input::new(hay).range(start..)),
         }
         .map(|m| m.start())
     }

@@ -58,10 +58,7 @@ pub fn open(path: &Path) -> Result<Input, Error> {
     let mut file = File::open(path).map_err(io_err)?;
     let meta = file.metadata().map_err(io_err)?;
     if meta.is_dir() {
-        return Err(io_err(io::Error::new(
-            io::ErrorKind::Other,
-            "is a directory",
-        )));
+        return Err(io_err(io::Error::other("is a directory")));
     }
     if meta.is_file() {
         let mut head = [0u8; 4];
