@@ -64,6 +64,7 @@ pub struct Analyzer<'db> {
     tracebacks: Tracebacks,
     counts: Counts,
     first_error_line: Option<Group>,
+    first_exception_line: Option<Group>,
     matches: Vec<(MatchedLine, usize)>,
 }
 
@@ -92,6 +93,7 @@ impl<'db> Analyzer<'db> {
             tracebacks: Tracebacks::default(),
             counts: Counts::default(),
             first_error_line: None,
+            first_exception_line: None,
             matches: Vec::new(),
         }
     }
@@ -129,18 +131,35 @@ impl<'db> Analyzer<'db> {
                 let group = self.fold(None, FindingRole::Unclassified, hit, &info, &event);
                 self.record(hit, None, FindingRole::Unclassified, group);
             }
-            Event::None
-                if (hit.matched.has(Marker::ErrorLevel) || hit.matched.has(Marker::Exception))
-                    && self.first_error_line.is_none()
-                    && !self.tracebacks.is_open(&process)
-                    && !info.message.starts_with([' ', '\t'])
-                    && !info.message.is_empty() =>
-            {
-                self.first_error_line =
-                    Some(self.new_group(None, FindingRole::Unclassified, hit, &info, &event));
+            Event::None if self.fallback_candidate(hit, &info, &process) => {
+                let slot = if hit.matched.has(Marker::Exception) {
+                    &self.first_exception_line
+                } else {
+                    &self.first_error_line
+                };
+                if slot.is_none() {
+                    let group = self.new_group(None, FindingRole::Unclassified, hit, &info, &event);
+                    if hit.matched.has(Marker::Exception) {
+                        self.first_exception_line = Some(group);
+                    } else {
+                        self.first_error_line = Some(group);
+                    }
+                }
             }
             _ => {}
         }
+    }
+
+    /// Whether a line no signature knows could stand in for the root cause: an exception
+    /// line outside a traceback, or an ERROR-level line, that is not a traceback's own text.
+    fn fallback_candidate(&self, hit: &Hit, info: &line::LineInfo, process: &str) -> bool {
+        let m = &hit.matched;
+        (m.has(Marker::Exception) || m.has(Marker::ErrorLevel))
+            && !m.has(Marker::Frame)
+            && !m.has(Marker::TracebackStart)
+            && !self.tracebacks.is_open(process)
+            && !info.message.starts_with([' ', '\t'])
+            && !info.message.trim().is_empty()
     }
 
     fn record(&mut self, hit: &Hit, sig: Option<u32>, role: FindingRole, group: usize) {
@@ -269,7 +288,11 @@ impl<'db> Analyzer<'db> {
             .iter()
             .any(|g| g.role == FindingRole::Unclassified);
         if !has_cause && !has_unclassified {
-            if let Some(g) = self.first_error_line.take() {
+            if let Some(g) = self
+                .first_exception_line
+                .take()
+                .or_else(|| self.first_error_line.take())
+            {
                 self.counts.unclassified_lines += 1;
                 self.groups.push(g);
             } else if let Some(first) = self

@@ -70,6 +70,14 @@ impl Tracebacks {
             return Event::None;
         }
         if m.has(Marker::Frame) {
+            // A fragment may start inside a traceback: its first frame opens one.
+            if p.open.is_none() {
+                if !p.chained {
+                    p.chain_len = 0;
+                }
+                p.chained = false;
+                p.open = Some(Open::default());
+            }
             if let Some(open) = &mut p.open {
                 let frame = info.message.trim().to_string();
                 open.total += 1;
