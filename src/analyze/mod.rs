@@ -475,3 +475,165 @@ pub fn analyze_input(
     let (stats, err) = input.scan(db, scan, &mut |hit| analyzer.push(&hit));
     analyzer.finish(&name, &stats, err.map(|e| e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::{Input, ScanOptions};
+    use std::path::Path;
+
+    fn report(log: &str) -> Report {
+        let input = Input::from_bytes(Path::new("t.log"), log.as_bytes().to_vec());
+        analyze_input(
+            Database::embedded(),
+            input,
+            &ScanOptions::default(),
+            AnalyzeOptions { all: true },
+        )
+    }
+
+    fn first(log: &str) -> Finding {
+        report(log).findings.into_iter().next().expect("a finding")
+    }
+
+    const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.";
+    const WRAPPER: &str = "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}";
+    const VIT: &str = "INFO 02-20 21:35:48 [cuda.py:456] Using backend AttentionBackendEnum.FLASH_ATTN for vit attention";
+
+    #[test]
+    fn cause_outranks_an_earlier_symptom_and_noise() {
+        let log = format!("(A pid=1) {VIT}\n{WRAPPER}\n(B pid=2) {OOM}\n");
+        let r = report(&log);
+        let roles: Vec<_> = r.findings.iter().map(|f| f.role).collect();
+        assert_eq!(
+            roles,
+            [FindingRole::Cause, FindingRole::Symptom, FindingRole::Noise]
+        );
+        assert_eq!(r.findings[0].line, 3);
+    }
+
+    #[test]
+    fn noise_never_becomes_a_cause() {
+        let r = report(&format!("{VIT}\n{VIT}\n"));
+        assert!(r.findings.iter().all(|f| f.role == FindingRole::Noise));
+        assert!(!r.diagnosed());
+    }
+
+    #[test]
+    fn innermost_exception_of_a_chain_comes_first() {
+        // The wrapper is known (a cause signature too); the inner exception is printed first.
+        let log = format!(
+            "Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n{OOM}\n\nThe above exception was the direct cause of the following exception:\n\nTraceback (most recent call last):\n  File \"b.py\", line 2, in g\nRuntimeError: Failed to load model - not enough GPU memory. Try lowering --gpu-memory-utilization to free memory for weights, increasing --tensor-parallel-size, or using --quantization. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more tips. (original error: CUDA out of memory)\n"
+        );
+        let r = report(&log);
+        assert_eq!(r.findings[0].line, 3, "{:#?}", r.findings);
+        assert!(r.findings[0].why.contains("innermost"));
+        let tb = r.findings[0].traceback.as_ref().unwrap();
+        assert_eq!(tb[0], "File \"a.py\", line 1, in f");
+    }
+
+    #[test]
+    fn earliest_failure_by_timestamp_across_processes() {
+        // B's failure is printed later but happened first.
+        let log = "(A pid=1) ERROR 02-20 21:35:50 [x.py:1] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.01 GiB is free.\n\
+                   (B pid=2) ERROR 02-20 21:35:40 [x.py:1] ModuleNotFoundError: No module named 'flash_attn'\n";
+        let f = first(log);
+        assert_eq!(f.line, 2);
+        assert!(f.why.contains("timestamp"));
+    }
+
+    #[test]
+    fn earliest_failure_by_position_without_timestamps() {
+        let log = format!("ModuleNotFoundError: No module named 'flash_attn'\n{OOM}\n");
+        assert_eq!(first(&log).line, 1);
+    }
+
+    #[test]
+    fn a_warning_can_be_the_root_cause() {
+        let log = format!(
+            "/usr/lib/python3/site-packages/torch/cuda/__init__.py:128: UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling NumCudaDevices() that might have already set an error? Error 804: forward compatibility was attempted on non supported HW (Triggered internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n\
+             Traceback (most recent call last):\n  File \"x.py\", line 1, in f\nRuntimeError: Found no NVIDIA driver on your system.\n{WRAPPER}\n"
+        );
+        let f = first(&log);
+        assert_eq!(f.line, 1, "{f:#?}");
+        assert_eq!(f.category, "driver");
+    }
+
+    #[test]
+    fn the_same_message_from_many_ranks_folds_into_one() {
+        let log: String = (0..8)
+            .map(|r| format!("[rank{r}]: {}\n", OOM.replace("GPU 3", &format!("GPU {r}"))))
+            .collect();
+        let r = report(&log);
+        assert_eq!(r.findings.len(), 1);
+        let f = &r.findings[0];
+        assert_eq!((f.count, f.line, f.last_line), (8, 1, 8));
+        assert_eq!(f.processes.len(), 8);
+        assert_eq!(f.captures.get("gpu").map(String::as_str), Some("0"));
+    }
+
+    #[test]
+    fn interleaved_tracebacks_are_rebuilt_per_process() {
+        let log = "(A pid=1) Traceback (most recent call last):\n\
+                   (B pid=2) Traceback (most recent call last):\n\
+                   (A pid=1)   File \"a.py\", line 1, in a_fn\n\
+                   (B pid=2)   File \"b.py\", line 2, in b_fn\n\
+                   (B pid=2) KeyError: 'weight'\n\
+                   (A pid=1) ValueError: something nobody knows\n";
+        let r = report(log);
+        assert_eq!(r.findings.len(), 2);
+        let f = &r.findings[0];
+        assert_eq!(f.role, FindingRole::Unclassified);
+        assert_eq!(f.line, 5);
+        assert_eq!(
+            f.traceback.as_ref().unwrap()[0],
+            "File \"b.py\", line 2, in b_fn"
+        );
+        let g = &r.findings[1];
+        assert_eq!(
+            g.traceback.as_ref().unwrap()[0],
+            "File \"a.py\", line 1, in a_fn"
+        );
+        assert!(g.title.contains("ValueError"));
+    }
+
+    #[test]
+    fn unknown_failures_fall_back_to_unclassified() {
+        let f = first("INFO start\nERROR 02-20 21:35:48 [x.py:1] the flux capacitor broke\n");
+        assert_eq!((f.role, f.line), (FindingRole::Unclassified, 2));
+        let f = first(&format!("{WRAPPER}\n"));
+        assert_eq!(f.role, FindingRole::Unclassified);
+        assert!(f.title.contains("only its symptoms"));
+        assert!(report("all fine\n").findings.is_empty());
+    }
+
+    #[test]
+    fn long_tracebacks_are_trimmed_with_a_count() {
+        let mut log = String::from("Traceback (most recent call last):\n");
+        for i in 0..20 {
+            log.push_str(&format!(
+                "  File \"f{i}.py\", line {i}, in g{i}\n    code()\n"
+            ));
+        }
+        log.push_str(OOM);
+        log.push('\n');
+        let tb = first(&log).traceback.unwrap();
+        assert_eq!(tb.len(), 1 + 1 + 4 + 1);
+        assert_eq!(tb[1], "... 15 frames omitted ...");
+        assert!(tb[5].contains("f19.py"));
+    }
+
+    #[test]
+    fn priority_decides_a_line_and_all_shows_the_rest() {
+        let r = report("RuntimeError: CUDA error: an illegal memory access was encountered\n");
+        let m = &r.matches.as_ref().unwrap()[0];
+        assert_eq!(m.finding, Some(1));
+        assert_eq!(
+            m.signature.as_deref(),
+            Some("pytorch.cuda.illegal-memory-access")
+        );
+        assert_eq!(m.outranked, ["pytorch.cuda.cuda-error-generic"]);
+        assert_eq!(r.counts.matched_lines, 1);
+        assert_eq!(r.findings.len(), 1);
+    }
+}
