@@ -145,11 +145,14 @@ fn timestamp(parts: [&[u8]; 6]) -> i64 {
 
 /// Removes ANSI escape sequences (`ESC [ ... letter`) and keeps what a terminal showed after
 /// the last lone carriage return.
-pub fn display_text(raw: &[u8]) -> Vec<u8> {
+pub fn display_text(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     let shown = match memchr::memrchr(b'\r', raw) {
         Some(i) => &raw[i + 1..],
         None => raw,
     };
+    if memchr::memchr(0x1b, shown).is_none() {
+        return std::borrow::Cow::Borrowed(shown);
+    }
     let mut out = Vec::with_capacity(shown.len());
     let mut i = 0;
     while i < shown.len() {
@@ -164,7 +167,78 @@ pub fn display_text(raw: &[u8]) -> Vec<u8> {
         out.push(shown[i]);
         i += 1;
     }
-    out
+    std::borrow::Cow::Owned(out)
+}
+
+thread_local! {
+    /// Capture slots per prefix rule, reused across lines.
+    static CAPTURES: std::cell::RefCell<Vec<regex_automata::util::captures::Captures>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Rule {
+    /// A cheap test on the first byte (and, for compose, a `|` near the start) that rules out
+    /// most lines before the rule's regex runs.
+    fn could_start(self, first: u8, rest: &[u8]) -> bool {
+        let level_initial = matches!(first, b'D' | b'I' | b'W' | b'E' | b'C' | b'F');
+        match self {
+            Rule::Compose => {
+                first.is_ascii_alphanumeric()
+                    && memchr::memchr(b'|', &rest[..rest.len().min(96)]).is_some()
+            }
+            Rule::Task | Rule::PyLogging => first.is_ascii_digit(),
+            Rule::Paren => first == b'(',
+            Rule::Rank | Rule::Sglang => first == b'[',
+            Rule::Iso => first.is_ascii_digit() || first == b'[',
+            Rule::Vllm => level_initial,
+            Rule::Glog | Rule::Level => level_initial || first == b'[',
+        }
+    }
+}
+
+fn apply(
+    rule: Rule,
+    caps: &regex_automata::util::captures::Captures,
+    text: &[u8],
+    info: &mut LineInfo,
+) {
+    let g = |i: usize| -> &[u8] { caps.get_group(i).map_or(&[][..], |s| &text[s.start..s.end]) };
+    let s = |i: usize| String::from_utf8_lossy(g(i)).into_owned();
+    match rule {
+        Rule::Compose | Rule::Paren | Rule::Rank => {
+            info.process.get_or_insert_with(|| s(1));
+        }
+        Rule::Task => {
+            info.process.get_or_insert_with(|| format!("task {}", s(1)));
+        }
+        Rule::Vllm => {
+            info.level = level_of(g(1)).or(info.level);
+            info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));
+            info.source = Some(s(8));
+        }
+        Rule::Sglang => {
+            info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
+            let tag = s(7).trim().to_string();
+            if !tag.is_empty() {
+                info.process.get_or_insert(tag);
+            }
+        }
+        Rule::PyLogging => {
+            info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
+            info.level = level_of(g(8)).or(info.level);
+        }
+        Rule::Iso => {
+            info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
+        }
+        Rule::Glog => {
+            info.level = level_of(g(1)).or(info.level);
+            info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));
+            info.source = Some(s(8));
+        }
+        Rule::Level => {
+            info.level = level_of(g(1)).or(info.level);
+        }
+    }
 }
 
 /// Parses the prefixes of a raw line (without its terminator).
@@ -172,63 +246,32 @@ pub fn parse(raw: &[u8]) -> LineInfo {
     let text = display_text(raw);
     let mut info = LineInfo::default();
     let mut pos = 0;
-    'outer: for round in 0..8 {
-        for (rule, re) in rules() {
-            if matches!(rule, Rule::Task) && round > 0 {
-                continue;
-            }
-            let input = Input::new(&text[pos..]).anchored(Anchored::Yes);
-            let mut caps = re.create_captures();
-            re.captures(input, &mut caps);
-            let Some(m) = caps.get_match() else { continue };
-            if m.end() == 0 {
-                continue;
-            }
-            let g = |i: usize| -> &[u8] {
-                caps.get_group(i)
-                    .map_or(&[][..], |s| &text[pos + s.start..pos + s.end])
-            };
-            let s = |i: usize| String::from_utf8_lossy(g(i)).into_owned();
-            match rule {
-                Rule::Compose | Rule::Paren | Rule::Rank => {
-                    info.process.get_or_insert_with(|| s(1));
-                }
-                Rule::Task => {
-                    info.process.get_or_insert_with(|| format!("task {}", s(1)));
-                }
-                Rule::Vllm => {
-                    info.level = level_of(g(1)).or(info.level);
-                    info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));
-                    info.source = Some(s(8));
-                }
-                Rule::Sglang => {
-                    info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
-                    let tag = s(7).trim().to_string();
-                    if !tag.is_empty() {
-                        info.process.get_or_insert(tag);
-                    }
-                }
-                Rule::PyLogging => {
-                    info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
-                    info.level = level_of(g(8)).or(info.level);
-                }
-                Rule::Iso => {
-                    info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
-                }
-                Rule::Glog => {
-                    info.level = level_of(g(1)).or(info.level);
-                    info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));
-                    info.source = Some(s(8));
-                }
-                Rule::Level => {
-                    info.level = level_of(g(1)).or(info.level);
-                }
-            }
-            pos += m.end();
-            continue 'outer;
+    CAPTURES.with(|cell| {
+        let mut store = cell.borrow_mut();
+        if store.is_empty() {
+            *store = rules().iter().map(|(_, re)| re.create_captures()).collect();
         }
-        break;
-    }
+        'outer: for round in 0..8 {
+            let Some(&first) = text.get(pos) else { break };
+            for (k, (rule, re)) in rules().iter().enumerate() {
+                if !rule.could_start(first, &text[pos..])
+                    || (matches!(rule, Rule::Task) && round > 0)
+                {
+                    continue;
+                }
+                let caps = &mut store[k];
+                re.captures(Input::new(&text[pos..]).anchored(Anchored::Yes), caps);
+                let Some(m) = caps.get_match() else { continue };
+                if m.end() == 0 {
+                    continue;
+                }
+                apply(*rule, caps, &text[pos..], &mut info);
+                pos += m.end();
+                continue 'outer;
+            }
+            break;
+        }
+    });
     info.message = String::from_utf8_lossy(&text[pos..]).into_owned();
     info
 }

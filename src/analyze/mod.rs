@@ -253,7 +253,12 @@ impl<'db> Analyzer<'db> {
         info: &line::LineInfo,
         event: &Event,
     ) -> usize {
-        let key = (sig, line::mask(&info.message));
+        // Noise folds by signature alone: its lines are many and their wording is not news.
+        let key = if role == FindingRole::Noise {
+            (sig, String::new())
+        } else {
+            (sig, line::mask(&info.message))
+        };
         if let Some(&g) = self.index.get(&key) {
             let group = &mut self.groups[g];
             group.count += 1;
