@@ -234,6 +234,11 @@ fn all_accounts_for_every_matched_line() {
         .filter(|m| m["signature"].is_string())
         .count() as u64;
     assert_eq!(signed, c["matched_lines"].as_u64().unwrap());
+    let unsigned = matches.len() as u64 - signed;
+    assert_eq!(
+        unsigned,
+        c["unclassified_lines"].as_u64().unwrap() + c["unmatched_error_lines"].as_u64().unwrap()
+    );
     let folded: u64 = v["findings"]
         .as_array()
         .unwrap()

@@ -27,6 +27,9 @@ use crate::signature::Role;
 
 use traceback::{Event, Tracebacks};
 
+/// Marks a matched line that folded into no finding.
+const NO_FINDING: usize = usize::MAX;
+
 /// What the analysis keeps beyond the findings.
 #[derive(Clone, Debug, Default)]
 pub struct AnalyzeOptions {
@@ -132,14 +135,17 @@ impl<'db> Analyzer<'db> {
                 self.record(hit, None, FindingRole::Unclassified, group);
             }
             Event::None if self.fallback_candidate(hit, &info, &process) => {
-                let slot = if hit.matched.has(Marker::Exception) {
-                    &self.first_exception_line
+                self.counts.unmatched_error_lines += 1;
+                self.record(hit, None, FindingRole::Unclassified, NO_FINDING);
+                let exception = hit.matched.has(Marker::Exception);
+                let empty = if exception {
+                    self.first_exception_line.is_none()
                 } else {
-                    &self.first_error_line
+                    self.first_error_line.is_none()
                 };
-                if slot.is_none() {
+                if empty {
                     let group = self.new_group(None, FindingRole::Unclassified, hit, &info, &event);
-                    if hit.matched.has(Marker::Exception) {
+                    if exception {
                         self.first_exception_line = Some(group);
                     } else {
                         self.first_error_line = Some(group);
@@ -299,7 +305,13 @@ impl<'db> Analyzer<'db> {
                 .or_else(|| self.first_error_line.take())
             {
                 self.counts.unclassified_lines += 1;
+                self.counts.unmatched_error_lines -= 1;
+                let line = g.line;
                 self.groups.push(g);
+                let index = self.groups.len() - 1;
+                if let Some(m) = self.matches.iter_mut().find(|(m, _)| m.line == line) {
+                    m.1 = index;
+                }
             } else if let Some(first) = self
                 .groups
                 .iter()
@@ -398,7 +410,7 @@ impl<'db> Analyzer<'db> {
             self.matches
                 .into_iter()
                 .map(|(mut m, g)| {
-                    m.finding = Some(rank_of[g]);
+                    m.finding = rank_of.get(g).copied();
                     m
                 })
                 .collect()

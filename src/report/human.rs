@@ -188,6 +188,28 @@ pub fn render_human(r: &Report, all: bool) -> String {
             if c.noise_processes == 1 { "" } else { "es" },
         );
     }
+    if !all && c.unmatched_error_lines > 0 {
+        let _ = writeln!(
+            out,
+            "{} other error line{} matched no signature and {} not shown; --all lists {}.",
+            n(c.unmatched_error_lines),
+            if c.unmatched_error_lines == 1 {
+                ""
+            } else {
+                "s"
+            },
+            if c.unmatched_error_lines == 1 {
+                "is"
+            } else {
+                "are"
+            },
+            if c.unmatched_error_lines == 1 {
+                "it"
+            } else {
+                "them"
+            },
+        );
+    }
     if let Some(matches) = &r.matches {
         let _ = writeln!(out, "Every matched line:");
         for m in matches {
@@ -214,13 +236,14 @@ pub fn render_human(r: &Report, all: bool) -> String {
     }
     let _ = writeln!(
         out,
-        "Matched {} of {} lines: {} cause, {} symptom, {} noise; {} unclassified.",
+        "Matched {} of {} lines: {} cause, {} symptom, {} noise; {} unclassified, {} other error lines.",
         n(c.matched_lines),
         n(r.lines),
         n(c.cause_lines),
         n(c.symptom_lines),
         n(c.noise_lines),
-        n(c.unclassified_lines)
+        n(c.unclassified_lines),
+        n(c.unmatched_error_lines)
     );
     out
 }

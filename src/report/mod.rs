@@ -98,6 +98,8 @@ pub struct Counts {
     pub noise_lines: u64,
     /// Lines that no signature matched but that the analysis reported as unclassified.
     pub unclassified_lines: u64,
+    /// ERROR-level or exception lines that no signature matched and that became no finding.
+    pub unmatched_error_lines: u64,
     /// Noise findings' distinct processes.
     pub noise_processes: u64,
 }
