@@ -338,6 +338,24 @@ mod tests {
     }
 
     #[test]
+    fn every_launcher_tag() {
+        for (line, tag) in [
+            ("(Worker_TP4_EP4 pid=12) INFO x", "Worker_TP4_EP4 pid=12"),
+            ("(APIServer pid=1) x", "APIServer pid=1"),
+            ("(pid=4242) x", "pid=4242"),
+            ("[default0]:x", "default0"),
+            ("[rank12]: x", "rank12"),
+            ("sglang-router-1  | x", "sglang-router-1"),
+            ("[2025-01-01 12:00:00 DP1 TP3] x", "DP1 TP3"),
+        ] {
+            let i = parse(line.as_bytes());
+            assert_eq!(i.process.as_deref(), Some(tag), "{line}");
+            assert_eq!(i.message, "x", "{line}");
+        }
+        assert_eq!(parse(b"plain message").process, None);
+    }
+
+    #[test]
     fn sglang_pylogging_iso_and_task() {
         let i = parse(b"[2025-01-01 12:00:00 TP3] Scheduler hit an exception");
         assert_eq!(i.process.as_deref(), Some("TP3"));
