@@ -51,6 +51,10 @@ pub enum Error {
     /// The signature set is invalid. The first problem is shown; all are kept.
     #[error("{}{}", problems.first().map(|p| p.to_string()).unwrap_or_default(), more(problems.len()))]
     Signatures { problems: Vec<Problem> },
+    /// A corpus directory is malformed (a sidecar that does not parse, a log without its pair).
+    /// The first problem is shown; all are kept.
+    #[error("{}{}", problems.first().map(|p| p.to_string()).unwrap_or_default(), more(problems.len()))]
+    Corpus { problems: Vec<Problem> },
     /// A compiled database archive could not be used.
     #[error("{}: {reason}", path.display())]
     Archive { path: PathBuf, reason: String },

@@ -23,6 +23,7 @@
 
 pub mod analyze;
 pub mod compile;
+pub mod corpus;
 mod embedded;
 pub mod error;
 pub mod report;

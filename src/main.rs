@@ -123,7 +123,7 @@ fn out(text: &str) {
 
 fn error_line(e: &Error) {
     eprintln!("faultline: {e}");
-    if let Error::Signatures { problems } = e {
+    if let Error::Signatures { problems } | Error::Corpus { problems } = e {
         for p in problems.iter().skip(1) {
             eprintln!("faultline: {p}");
         }

@@ -56,7 +56,7 @@ pub(crate) fn location(path: &Path, text: &str, offset: usize) -> Location {
     }
 }
 
-fn toml_problem(path: &Path, text: &str, err: &toml::de::Error) -> Problem {
+pub(crate) fn toml_problem(path: &Path, text: &str, err: &toml::de::Error) -> Problem {
     let offset = err.span().map_or(0, |s| s.start);
     let message = err.message().trim().replace('\n', " ");
     Problem {

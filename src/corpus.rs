@@ -1,0 +1,413 @@
+//! Corpora of logs with expected answers: `NAME.log` (or `.log.gz`, `.log.zst`, `.gz`, `.zst`)
+//! beside a sidecar `NAME.expect.toml` that says what the first finding must be. Used by
+//! `faultline bench --corpus`, `faultline db diff --corpus` and the accuracy tests.
+//!
+//! ```
+//! use faultline::corpus::{Case, Expectation};
+//! use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database};
+//! use std::path::Path;
+//!
+//! let case = Case::from_sidecar_text(
+//!     Path::new("oom.log"),
+//!     Path::new("oom.expect.toml"),
+//!     "root_cause = \"CUDA out of memory. Tried to allocate 2.00 GiB\"\n\
+//!      signature = \"pytorch.cuda.oom\"\ncategory = \"cuda-oom\"\nsource = \"doc example\"\n",
+//! )?;
+//! let log = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.01 GiB is free.\n";
+//! let input = Input::from_bytes(Path::new("oom.log"), log.to_vec());
+//! let report = analyze_input(Database::embedded(), input, &ScanOptions::default(), AnalyzeOptions::default());
+//! assert!(case.check(&report).is_pass(), "{:?}", case.check(&report));
+//! # Ok::<(), faultline::Error>(())
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::{Error, Location, Problem, Result};
+use crate::report::Report;
+use crate::signature::{location, toml_problem};
+
+/// The suffix of a sidecar file.
+pub const SIDECAR_SUFFIX: &str = ".expect.toml";
+
+/// The suffixes a corpus log may have, most specific first.
+pub const LOG_SUFFIXES: &[&str] = &[".log.gz", ".log.zst", ".log", ".gz", ".zst"];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExpectation {
+    root_cause: Spanned<String>,
+    #[serde(default)]
+    signature: Option<String>,
+    category: String,
+    source: String,
+    #[serde(default)]
+    fragment: bool,
+    #[serde(default)]
+    notes: String,
+}
+
+/// What a sidecar says the analysis of its log must report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expectation {
+    /// A substring of the first finding's line (its first occurrence).
+    pub root_cause: String,
+    /// The expected signature id of the first finding, when one is named.
+    pub signature: Option<String>,
+    /// The failure category (per-category accuracy is reported by this).
+    pub category: String,
+    /// Where the log came from.
+    pub source: String,
+    /// Whether the log is an excerpt of a longer output.
+    pub fragment: bool,
+    /// Why the expected line is the root cause.
+    pub notes: String,
+}
+
+/// One log of a corpus together with its expectation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Case {
+    /// The log's path relative to the corpus directory, without its log suffix.
+    pub name: String,
+    /// The log file.
+    pub log: PathBuf,
+    /// The sidecar file.
+    pub sidecar: PathBuf,
+    pub expect: Expectation,
+}
+
+/// Whether a report meets a case's expectation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Pass,
+    /// The reason says what was expected and what was found instead.
+    Fail(String),
+}
+
+impl Outcome {
+    /// Whether the case passed.
+    pub fn is_pass(&self) -> bool {
+        matches!(self, Outcome::Pass)
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Pass => f.write_str("pass"),
+            Outcome::Fail(reason) => write!(f, "fail: {reason}"),
+        }
+    }
+}
+
+/// The log suffix of `name`, if it is a corpus log name (sidecars are not).
+fn log_suffix(name: &str) -> Option<&'static str> {
+    if name.ends_with(SIDECAR_SUFFIX) {
+        return None;
+    }
+    LOG_SUFFIXES
+        .iter()
+        .copied()
+        .find(|s| name.len() > s.len() && name.ends_with(s))
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Every file under `dir` (recursively, symlinked directories not followed), sorted by path.
+fn files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .sort_by_file_name()
+    {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(dir).to_path_buf();
+            let source = e
+                .into_io_error()
+                .unwrap_or_else(|| std::io::Error::other("directory walk failed"));
+            io_error(&path, source)
+        })?;
+        if entry.file_type().is_file() || (entry.file_type().is_symlink() && entry.path().is_file())
+        {
+            out.push(entry.into_path());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Every log under `dir` (`*.log`, `*.log.gz`, `*.log.zst`, `*.gz`, `*.zst`), with or without
+/// a sidecar, sorted by path.
+pub fn log_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    Ok(files(dir)?
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| log_suffix(n).is_some())
+        })
+        .collect())
+}
+
+/// Loads every sidecar under `dir` (recursively) with the log beside it, sorted by path.
+/// Logs without a sidecar are not cases (see [`log_files`]). All problems are collected: a
+/// sidecar that does not parse (with `file:line:column`), a sidecar without a log or with
+/// more than one, an empty `root_cause`.
+pub fn load_dir(dir: &Path) -> Result<Vec<Case>> {
+    let all = files(dir)?;
+    let mut cases = Vec::new();
+    let mut problems = Vec::new();
+    for sidecar in &all {
+        let Some(stem) = sidecar
+            .to_str()
+            .and_then(|s| s.strip_suffix(SIDECAR_SUFFIX))
+        else {
+            continue;
+        };
+        let logs: Vec<&PathBuf> = LOG_SUFFIXES
+            .iter()
+            .map(|suffix| PathBuf::from(format!("{stem}{suffix}")))
+            .filter_map(|candidate| all.iter().find(|p| **p == candidate))
+            .collect();
+        let log = match logs.as_slice() {
+            [log] => (*log).clone(),
+            [] => {
+                problems.push(Problem {
+                    location: start_of(sidecar),
+                    message: format!(
+                        "no log beside this sidecar (looked for {stem}.log, .log.gz, .log.zst, .gz, .zst)"
+                    ),
+                });
+                continue;
+            }
+            many => {
+                problems.push(Problem {
+                    location: start_of(sidecar),
+                    message: format!(
+                        "more than one log for this sidecar: {}",
+                        many.iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                });
+                continue;
+            }
+        };
+        let text = std::fs::read_to_string(sidecar).map_err(|e| io_error(sidecar, e))?;
+        match Case::parse(&log, sidecar, &text, dir) {
+            Ok(case) => cases.push(case),
+            Err(p) => problems.push(p),
+        }
+    }
+    if problems.is_empty() {
+        Ok(cases)
+    } else {
+        Err(Error::Corpus { problems })
+    }
+}
+
+fn start_of(path: &Path) -> Location {
+    Location {
+        file: path.to_path_buf(),
+        line: 1,
+        column: 1,
+    }
+}
+
+/// The case name of `log` relative to `dir`: its relative path without the log suffix.
+fn case_name(log: &Path, dir: &Path) -> String {
+    let rel = log.strip_prefix(dir).unwrap_or(log).to_string_lossy();
+    let rel = rel.replace('\\', "/");
+    let name = rel.rsplit('/').next().unwrap_or(&rel);
+    match log_suffix(name) {
+        Some(suffix) => rel[..rel.len() - suffix.len()].to_string(),
+        None => rel.to_string(),
+    }
+}
+
+impl Case {
+    /// Builds a case from a sidecar's text (already read); problems name `sidecar:line:col`.
+    pub fn from_sidecar_text(log: &Path, sidecar: &Path, text: &str) -> Result<Case> {
+        let dir = log.parent().unwrap_or(Path::new(""));
+        Case::parse(log, sidecar, text, dir).map_err(|p| Error::Corpus { problems: vec![p] })
+    }
+
+    fn parse(log: &Path, sidecar: &Path, text: &str, dir: &Path) -> Result<Case, Problem> {
+        let raw: RawExpectation =
+            toml::from_str(text).map_err(|e| toml_problem(sidecar, text, &e))?;
+        let span = raw.root_cause.span();
+        let root_cause = raw.root_cause.into_inner();
+        if root_cause.trim().is_empty() || root_cause.contains('\n') {
+            return Err(Problem {
+                location: location(sidecar, text, span.start),
+                message: "root_cause must be a non-empty part of one line".into(),
+            });
+        }
+        Ok(Case {
+            name: case_name(log, dir),
+            log: log.to_path_buf(),
+            sidecar: sidecar.to_path_buf(),
+            expect: Expectation {
+                root_cause,
+                signature: raw.signature,
+                category: raw.category,
+                source: raw.source,
+                fragment: raw.fragment,
+                notes: raw.notes,
+            },
+        })
+    }
+
+    /// Whether `report`'s first finding is the expected one: its line holds `root_cause` and,
+    /// when the sidecar names a signature, the finding is that signature's.
+    pub fn check(&self, report: &Report) -> Outcome {
+        if let Some(e) = &report.error {
+            return Outcome::Fail(format!("the input could not be read: {e}"));
+        }
+        let Some(first) = report.findings.first() else {
+            return Outcome::Fail(format!(
+                "no finding; expected a line containing {:?}",
+                self.expect.root_cause
+            ));
+        };
+        let found = || {
+            format!(
+                "the first finding is line {} ({}, {}): {:?}",
+                first.line,
+                first.role.as_str(),
+                first.signature.as_deref().unwrap_or("no signature"),
+                first.text
+            )
+        };
+        if !first.text.contains(&self.expect.root_cause) {
+            return Outcome::Fail(format!(
+                "expected a line containing {:?}; {}",
+                self.expect.root_cause,
+                found()
+            ));
+        }
+        match &self.expect.signature {
+            Some(id) if first.signature.as_deref() != Some(id.as_str()) => {
+                Outcome::Fail(format!("expected signature {id}; {}", found()))
+            }
+            _ => Outcome::Pass,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::{analyze_input, AnalyzeOptions};
+    use crate::scan::{Input, ScanOptions};
+    use crate::Database;
+
+    const SIDECAR: &str = "root_cause = \"No module named 'flash_attn'\"\nsignature = \"python.import.module-not-found\"\ncategory = \"missing-dependency\"\nsource = \"test\"\nfragment = true\nnotes = \"n\"\n";
+
+    fn report(log: &str) -> Report {
+        let input = Input::from_bytes(Path::new("x.log"), log.as_bytes().to_vec());
+        analyze_input(
+            Database::embedded(),
+            input,
+            &ScanOptions::default(),
+            AnalyzeOptions::default(),
+        )
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+
+    #[test]
+    fn loads_pairs_and_ignores_unpaired_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        write(dir.path(), "b.log", "x\n");
+        write(dir.path(), "b.expect.toml", SIDECAR);
+        write(dir.path(), "sub/a.log.gz", "x\n");
+        write(dir.path(), "sub/a.expect.toml", SIDECAR);
+        write(dir.path(), "lonely.zst", "x\n");
+        write(dir.path(), "README.md", "x\n");
+        let cases = load_dir(dir.path()).unwrap();
+        let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["b", "sub/a"]);
+        assert_eq!(cases[1].log, dir.path().join("sub/a.log.gz"));
+        assert_eq!(cases[0].expect.category, "missing-dependency");
+        assert!(cases[0].expect.fragment);
+        let logs = log_files(dir.path()).unwrap();
+        assert_eq!(logs.len(), 3);
+    }
+
+    #[test]
+    fn sidecar_problems_name_file_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "a.log", "x\n");
+        write(
+            dir.path(),
+            "a.expect.toml",
+            "root_cause = \"x\"\ncategory = \"c\"\nsource = \"s\"\nsignatur = \"typo\"\n",
+        );
+        write(dir.path(), "b.expect.toml", SIDECAR);
+        write(dir.path(), "c.log", "x\n");
+        write(
+            dir.path(),
+            "c.expect.toml",
+            "category = \"c\"\nsource = \"s\"\nroot_cause = \"  \"\n",
+        );
+        let Err(Error::Corpus { problems }) = load_dir(dir.path()) else {
+            panic!("expected corpus problems");
+        };
+        let lines: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[0].contains("a.expect.toml:4:1:"), "{lines:?}");
+        assert!(lines[0].contains("signatur"), "{lines:?}");
+        assert!(lines[1].contains("b.expect.toml:1:1: no log"), "{lines:?}");
+        assert!(
+            lines[2].contains("c.expect.toml:3:14: root_cause"),
+            "{lines:?}"
+        );
+    }
+
+    #[test]
+    fn check_passes_and_fails_with_reasons() {
+        let case = Case::from_sidecar_text(Path::new("a.log"), Path::new("a.expect.toml"), SIDECAR)
+            .unwrap();
+        let good = report("INFO starting\nModuleNotFoundError: No module named 'flash_attn'\n");
+        assert_eq!(case.check(&good), Outcome::Pass);
+
+        let other = report("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.\n");
+        let Outcome::Fail(reason) = case.check(&other) else {
+            panic!("an OOM log must not pass a missing-module case");
+        };
+        assert!(reason.contains("line 1"), "{reason}");
+        assert!(reason.contains("flash_attn"), "{reason}");
+
+        let clean = report("all good\n");
+        assert!(matches!(case.check(&clean), Outcome::Fail(r) if r.starts_with("no finding")));
+
+        let wrong_id = SIDECAR.replace("python.import.module-not-found", "x.y.z");
+        let case =
+            Case::from_sidecar_text(Path::new("a.log"), Path::new("a.expect.toml"), &wrong_id)
+                .unwrap();
+        assert!(
+            matches!(case.check(&good), Outcome::Fail(r) if r.starts_with("expected signature x.y.z"))
+        );
+    }
+
+    #[test]
+    fn the_shipped_corpus_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+        let cases = load_dir(&dir).unwrap();
+        assert_eq!(cases.len(), log_files(&dir).unwrap().len());
+        assert!(cases.iter().all(|c| !c.expect.category.is_empty()));
+    }
+}
