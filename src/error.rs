@@ -55,6 +55,9 @@ pub enum Error {
     /// The first problem is shown; all are kept.
     #[error("{}{}", problems.first().map(|p| p.to_string()).unwrap_or_default(), more(problems.len()))]
     Corpus { problems: Vec<Problem> },
+    /// A line of a JSON-lines report file (`faultline summary`) is not a report.
+    #[error("{0}")]
+    Report(Problem),
     /// A compiled database archive could not be used.
     #[error("{}: {reason}", path.display())]
     Archive { path: PathBuf, reason: String },

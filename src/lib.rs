@@ -22,13 +22,16 @@
 //! ```
 
 pub mod analyze;
+pub mod bench;
 pub mod compile;
 pub mod corpus;
+pub mod diff;
 mod embedded;
 pub mod error;
 pub mod report;
 pub mod scan;
 pub mod signature;
+pub mod summary;
 
 pub use compile::Database;
 pub use error::{Error, Result};

@@ -1,17 +1,22 @@
 //! The `faultline` command line: scan logs, check and inspect signature databases.
 
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use faultline::analyze::{AnalyzeOptions, Analyzer};
+use faultline::analyze::{analyze_path, AnalyzeOptions, Analyzer};
+use faultline::bench::{self, BenchOptions, Corpus};
 use faultline::report::{render_human, Report};
-use faultline::scan::{self, ScanOptions};
+use faultline::scan::walk::{walk, Entry, Shard, WalkOptions};
+use faultline::scan::ScanOptions;
 use faultline::signature::{load_dir, SignatureSet};
-use faultline::{Database, Error};
+use faultline::summary::{Summary, SummaryBuilder};
+use faultline::{diff, Database, Error};
 
 /// Exit status: at least one input diagnosed.
 const EXIT_DIAGNOSED: u8 = 0;
@@ -34,15 +39,21 @@ struct Cli {
 enum Command {
     /// Scan logs (files, directories, .gz, .zst; none or `-` reads stdin) and name the root cause.
     Scan(ScanArgs),
-    /// Check, list and export signature databases.
+    /// Check, list, compare and export signature databases.
     #[command(subcommand)]
     Db(DbCommand),
+    /// Merge the JSON lines of `scan --format json` runs (e.g. shards) into one summary.
+    Summary(SummaryArgs),
+    /// Measure a signature set over a corpus: throughput, per-signature cost, accuracy.
+    Bench(BenchArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum Format {
     Human,
     Json,
+    /// Summaries only (`scan --summary`, `summary`).
+    Csv,
 }
 
 #[derive(Args, Clone)]
@@ -75,6 +86,48 @@ struct ScanArgs {
     /// Longest line a stream keeps whole; longer lines are scanned in windows and cut.
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
     max_line_bytes: usize,
+    /// In directories, scan only files matching GLOB (repeatable; without `/` it matches the
+    /// file name, with `/` the path below the directory).
+    #[arg(long, value_name = "GLOB")]
+    glob: Vec<String>,
+    /// In directories, skip files and directories matching GLOB (repeatable).
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Follow symlinked directories (loops are detected and skipped).
+    #[arg(long, short = 'L')]
+    follow: bool,
+    /// Scan only shard I of N: inputs whose relative path hashes (xxh3-64) to I-1 mod N.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<String>,
+    /// Print one summary table of the sweep instead of a report per input.
+    #[arg(long)]
+    summary: bool,
+}
+
+#[derive(Args)]
+struct SummaryArgs {
+    /// JSON-lines files written by `scan --format json` (`-` reads stdin).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "human")]
+    format: Format,
+}
+
+#[derive(Args)]
+struct BenchArgs {
+    /// A directory of logs, with `NAME.expect.toml` sidecars where answers are known.
+    #[arg(long, value_name = "DIR")]
+    corpus: PathBuf,
+    #[command(flatten)]
+    set: SetArgs,
+    /// A second signature directory to run on the same corpus, shown side by side.
+    #[arg(long, value_name = "DIR")]
+    against: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "human")]
+    format: Format,
+    /// Repeat the timed pass over the corpus for at least this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    min_time: f64,
 }
 
 #[derive(Subcommand)]
@@ -90,6 +143,17 @@ enum DbCommand {
         format: Format,
         #[command(flatten)]
         set: SetArgs,
+    },
+    /// Compare two signature directories: added, removed and changed ids; with --corpus,
+    /// the inputs whose first finding changes.
+    Diff {
+        old: PathBuf,
+        new: PathBuf,
+        /// Run every log of DIR under both sets and list the first findings that differ.
+        #[arg(long, value_name = "DIR")]
+        corpus: Option<PathBuf>,
+        #[arg(long, value_enum, default_value = "human")]
+        format: Format,
     },
     /// Export the database in another tool's terms.
     Export {
@@ -130,6 +194,14 @@ fn error_line(e: &Error) {
     }
 }
 
+/// The exit status of a command, printing its error.
+fn status(result: Result<u8, Error>) -> u8 {
+    result.unwrap_or_else(|e| {
+        error_line(&e);
+        EXIT_ERROR
+    })
+}
+
 fn load_set(args: &SetArgs) -> Result<SignatureSet, Error> {
     let mut set = match &args.signatures {
         Some(dir) => load_dir(dir)?,
@@ -150,71 +222,76 @@ fn database(args: &SetArgs) -> Result<&'static Database, Error> {
     Ok(Box::leak(Box::new(Database::compile(&set)?)))
 }
 
-/// Expands directories into the files below them (sorted, symlinked directories not followed).
-fn expand(paths: &[PathBuf]) -> Vec<Result<PathBuf, Error>> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p != Path::new("-") && p.is_dir() {
-            let mut files = Vec::new();
-            for entry in walkdir::WalkDir::new(p)
-                .follow_links(false)
-                .sort_by_file_name()
-            {
-                match entry {
-                    Ok(e) => {
-                        let ft = e.file_type();
-                        let is_file = ft.is_file()
-                            || (ft.is_symlink() && e.path().metadata().is_ok_and(|m| m.is_file()));
-                        if is_file {
-                            files.push(Ok(e.into_path()));
-                        }
-                    }
-                    Err(err) => {
-                        let path = err
-                            .path()
-                            .map(Path::to_path_buf)
-                            .unwrap_or_else(|| p.clone());
-                        let source = err
-                            .into_io_error()
-                            .unwrap_or_else(|| io::Error::other("walk error"));
-                        files.push(Err(Error::Io { path, source }));
-                    }
-                }
-            }
-            out.extend(files);
-        } else {
-            out.push(Ok(p.clone()));
-        }
+/// Inputs analysed per batch: enough to keep every core busy, few enough that reports
+/// stream out in input order without holding a whole sweep in memory.
+const BATCH: usize = 256;
+
+/// A progress bar on stderr when it is a terminal (files, bytes, rate, ETA); hidden otherwise.
+fn progress(entries: &[Entry]) -> ProgressBar {
+    if !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
     }
-    out
+    let total: u64 = entries.iter().map(size_on_disk).sum();
+    let pb = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg} files [{wide_bar}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta}",
+    ) {
+        pb.set_style(style);
+    }
+    pb
 }
 
-fn scan_one(db: &Database, path: &Path, opts: &ScanOptions, all: bool) -> (Report, bool) {
-    let name = path.display().to_string();
-    let mut analyzer = Analyzer::new(db, AnalyzeOptions { all });
-    match scan::open(path) {
-        Ok(input) => {
-            let (stats, err) = input.scan(db, opts, &mut |hit| analyzer.push(&hit));
-            let failed = err.is_some();
-            (
-                analyzer.finish(&name, &stats, err.map(|e| e.to_string())),
-                failed,
-            )
-        }
-        Err(e) => (
-            analyzer.finish(&name, &Default::default(), Some(e.to_string())),
-            true,
-        ),
+fn size_on_disk(e: &Entry) -> u64 {
+    match e {
+        Entry::Input { path, .. } => path.metadata().map_or(0, |m| m.len()),
+        _ => 0,
     }
 }
 
-fn run_scan(args: ScanArgs) -> u8 {
-    let db = match database(&args.set) {
-        Ok(db) => db,
-        Err(e) => {
-            error_line(&e);
-            return EXIT_ERROR;
-        }
+/// The report for a path the walk could not examine.
+fn failed_report(db: &Database, e: &Error) -> Report {
+    let name = match e {
+        Error::Io { path, .. } => path.display().to_string(),
+        other => other.to_string(),
+    };
+    Analyzer::new(db, AnalyzeOptions::default()).finish(
+        &name,
+        &Default::default(),
+        Some(e.to_string()),
+    )
+}
+
+fn render_summary(s: &Summary, format: Format) -> String {
+    match format {
+        Format::Human => s.render_human(),
+        Format::Json => s.to_json() + "\n",
+        Format::Csv => s.render_csv(),
+    }
+}
+
+/// grep's rule for a set of inputs: 2 if any failed, else 0 if any was diagnosed, else 1.
+fn sweep_status(errored: bool, diagnosed: bool) -> u8 {
+    if errored {
+        EXIT_ERROR
+    } else if diagnosed {
+        EXIT_DIAGNOSED
+    } else {
+        EXIT_CLEAN
+    }
+}
+
+fn run_scan(args: ScanArgs) -> Result<u8, Error> {
+    let db = database(&args.set)?;
+    if args.format == Format::Csv && !args.summary {
+        return Err(Error::Usage(
+            "--format csv is for summaries: add --summary".into(),
+        ));
+    }
+    let walk_opts = WalkOptions {
+        globs: args.glob.clone(),
+        excludes: args.exclude.clone(),
+        follow: args.follow,
+        shard: args.shard.as_deref().map(str::parse::<Shard>).transpose()?,
     };
     let opts = ScanOptions {
         threads: args.threads.unwrap_or_else(rayon::current_num_threads),
@@ -226,56 +303,158 @@ fn run_scan(args: ScanArgs) -> u8 {
     } else {
         args.paths.clone()
     };
-    let inputs = expand(&paths);
-    let results: Vec<(Report, bool)> = inputs
-        .par_iter()
-        .map(|input| match input {
-            Ok(path) => scan_one(db, path, &opts, args.all),
-            Err(e) => {
-                let name = match e {
-                    Error::Io { path, .. } => path.display().to_string(),
-                    other => other.to_string(),
+    let entries = walk(&paths, &walk_opts)?;
+    let pb = progress(&entries);
+    let files = entries
+        .iter()
+        .filter(|e| matches!(e, Entry::Input { .. }))
+        .count();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let mut summary: Option<SummaryBuilder> = args.summary.then(Summary::builder);
+    let (mut errored, mut diagnosed) = (false, false);
+    let many = entries.len() > 1;
+    for batch in entries.chunks(BATCH) {
+        let results: Vec<Option<Report>> = batch
+            .par_iter()
+            .map(|entry| {
+                let report = match entry {
+                    Entry::Input { path, .. } => Some(analyze_path(
+                        db,
+                        path,
+                        &opts,
+                        AnalyzeOptions { all: args.all },
+                    )),
+                    Entry::Skipped { .. } => None,
+                    Entry::Failed(e) => Some(failed_report(db, e)),
                 };
-                let r = Analyzer::new(db, AnalyzeOptions::default()).finish(
-                    &name,
-                    &Default::default(),
-                    Some(e.to_string()),
-                );
-                (r, true)
-            }
-        })
-        .collect();
-    let mut status = EXIT_CLEAN;
-    let mut errored = false;
-    for (report, failed) in &results {
-        if *failed {
-            errored = true;
+                if !pb.is_hidden() {
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    pb.set_message(format!("{n}/{files}"));
+                    pb.inc(size_on_disk(entry));
+                }
+                report
+            })
+            .collect();
+        for (entry, report) in batch.iter().zip(results) {
+            let Some(report) = report else {
+                if let Entry::Skipped { path, reason } = entry {
+                    pb.suspend(|| eprintln!("faultline: {}: skipped: {reason}", path.display()));
+                }
+                continue;
+            };
             if let Some(e) = &report.error {
-                eprintln!("faultline: {e}");
+                errored = true;
+                pb.suspend(|| eprintln!("faultline: {e}"));
             }
-        }
-        if report.diagnosed() {
-            status = EXIT_DIAGNOSED;
-        }
-        match args.format {
-            Format::Json => out(&(report.to_json_line() + "\n")),
-            Format::Human => {
-                if *failed && report.findings.is_empty() && report.bytes == 0 {
-                    continue;
+            diagnosed |= report.diagnosed();
+            match (&mut summary, args.format) {
+                (Some(b), _) => b.add(&report),
+                (None, Format::Human) => {
+                    if report.error.is_some() && report.findings.is_empty() && report.bytes == 0 {
+                        continue;
+                    }
+                    let mut text = render_human(&report, args.all);
+                    if many {
+                        text.push('\n');
+                    }
+                    pb.suspend(|| out(&text));
                 }
-                let mut text = render_human(report, args.all);
-                if results.len() > 1 {
-                    text.push('\n');
-                }
-                out(&text);
+                (None, _) => pb.suspend(|| out(&(report.to_json_line() + "\n"))),
             }
         }
     }
-    if errored {
-        EXIT_ERROR
-    } else {
-        status
+    pb.finish_and_clear();
+    if let Some(b) = summary {
+        out(&render_summary(&b.finish(), args.format));
     }
+    Ok(sweep_status(errored, diagnosed))
+}
+
+fn run_summary(args: SummaryArgs) -> Result<u8, Error> {
+    let mut b = Summary::builder();
+    for file in &args.files {
+        let io_err = |source| Error::Io {
+            path: file.clone(),
+            source,
+        };
+        let text = if file.as_os_str() == "-" {
+            let mut t = String::new();
+            io::stdin().read_to_string(&mut t).map_err(io_err)?;
+            t
+        } else {
+            std::fs::read_to_string(file).map_err(io_err)?
+        };
+        b.add_json_lines(&file.display().to_string(), &text)?;
+    }
+    let s = b.finish();
+    out(&render_summary(&s, args.format));
+    Ok(sweep_status(!s.errors.is_empty(), s.diagnosed > 0))
+}
+
+fn run_bench(args: BenchArgs) -> Result<u8, Error> {
+    if args.format == Format::Csv {
+        return Err(Error::Usage("bench prints --format human or json".into()));
+    }
+    let min_time = Duration::try_from_secs_f64(args.min_time)
+        .map_err(|e| Error::Usage(format!("--min-time {}: {e}", args.min_time)))?;
+    let corpus = Corpus::load(&args.corpus)?;
+    let mut dbs = vec![database(&args.set)?];
+    if let Some(dir) = &args.against {
+        let db: &'static Database = Box::leak(Box::new(Database::compile(&load_dir(dir)?)?));
+        dbs.push(db);
+    }
+    let opts = BenchOptions {
+        min_time,
+        scan: ScanOptions::default(),
+    };
+    let sets: Vec<bench::SetBench> = dbs
+        .iter()
+        .map(|db| bench::run(db, &corpus, &opts))
+        .collect();
+    out(&match args.format {
+        Format::Json => bench::to_json(&sets) + "\n",
+        _ => bench::render_human(&sets),
+    });
+    Ok(sweep_status(
+        sets.iter().any(|s| !s.errors.is_empty()),
+        true,
+    ))
+}
+
+fn run_diff(
+    old: &std::path::Path,
+    new: &std::path::Path,
+    corpus: Option<&std::path::Path>,
+    format: Format,
+) -> Result<u8, Error> {
+    let (a, b) = (load_dir(old)?, load_dir(new)?);
+    let d = diff::diff_sets(&a, &b);
+    let mut corpus_part = None;
+    if let Some(dir) = corpus {
+        let c = Corpus::load(dir)?;
+        let (da, db) = (Database::compile(&a)?, Database::compile(&b)?);
+        let (changes, errors) =
+            diff::diff_corpus(&da, &db, &c.logs, &c.cases, &ScanOptions::default());
+        corpus_part = Some((c.logs.len(), changes, errors));
+    }
+    let errored = corpus_part.as_ref().is_some_and(|(_, _, e)| !e.is_empty());
+    match format {
+        Format::Json => {
+            let corpus = corpus_part.map(|(inputs, changes, errors)| {
+                serde_json::json!({"inputs": inputs, "changes": changes, "errors": errors})
+            });
+            out(&(serde_json::json!({"diff": d, "corpus": corpus}).to_string() + "\n"));
+        }
+        Format::Human => {
+            let mut text = d.render_human();
+            if let Some((inputs, changes, errors)) = &corpus_part {
+                text.push_str(&diff::render_changes(changes, *inputs, errors));
+            }
+            out(&text);
+        }
+        Format::Csv => return Err(Error::Usage("db diff prints --format human or json".into())),
+    }
+    Ok(if errored { EXIT_ERROR } else { EXIT_DIAGNOSED })
 }
 
 fn run_db(cmd: DbCommand) -> u8 {
@@ -310,6 +489,21 @@ fn run_db(cmd: DbCommand) -> u8 {
                 }
             }
         }
+        DbCommand::List {
+            format: Format::Csv,
+            ..
+        } => {
+            error_line(&Error::Usage(
+                "db list prints --format human or json".into(),
+            ));
+            EXIT_ERROR
+        }
+        DbCommand::Diff {
+            old,
+            new,
+            corpus,
+            format,
+        } => status(run_diff(&old, &new, corpus.as_deref(), format)),
         DbCommand::List { format, set } => match database(&set) {
             Ok(db) => {
                 let mut text = String::new();
@@ -324,7 +518,7 @@ fn run_db(cmd: DbCommand) -> u8 {
                             });
                             text.push_str(&v.to_string());
                         }
-                        Format::Human => text.push_str(&format!(
+                        Format::Human | Format::Csv => text.push_str(&format!(
                             "{:<48} r{:<2} {:<8} {:<8} {:<24} {}",
                             s.id,
                             s.revision,
@@ -389,7 +583,9 @@ fn main() -> ExitCode {
             .build_global();
     }
     ExitCode::from(match cli.command {
-        Command::Scan(args) => run_scan(args),
+        Command::Scan(args) => status(run_scan(args)),
         Command::Db(cmd) => run_db(cmd),
+        Command::Summary(args) => status(run_summary(args)),
+        Command::Bench(args) => status(run_bench(args)),
     })
 }

@@ -493,6 +493,24 @@ pub fn analyze_input(
     analyzer.finish(&name, &stats, err.map(|e| e.to_string()))
 }
 
+/// Opens `path` (`-` is standard input), scans and analyses it. An input that cannot be
+/// opened yields a report with no findings and its `error` set, so a sweep goes on.
+pub fn analyze_path(
+    db: &Database,
+    path: &std::path::Path,
+    scan: &crate::scan::ScanOptions,
+    opts: AnalyzeOptions,
+) -> Report {
+    match crate::scan::open(path) {
+        Ok(input) => analyze_input(db, input, scan, opts),
+        Err(e) => Analyzer::new(db, opts).finish(
+            &path.display().to_string(),
+            &ScanStats::default(),
+            Some(e.to_string()),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 //! streams scan in blocks with the partial last line carried over.
 
 mod input;
+pub mod walk;
 
 use std::io::Read;
 

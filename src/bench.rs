@@ -1,0 +1,630 @@
+//! Measuring a signature set over a corpus: throughput of the real pipeline (scan + analyze),
+//! what each signature costs (prefilter candidates, confirmed matches, time in its regexes),
+//! and top-1 accuracy per category where the corpus has sidecars (see [`crate::corpus`]).
+//!
+//! The cost profile comes from a second pass that repeats the scanner's two stages over each
+//! candidate line with a clock around every regex, so the normal hot path carries no probes.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use aho_corasick::AhoCorasick;
+use memchr::{memchr, memrchr};
+use serde::Serialize;
+
+use crate::analyze::{analyze_path, AnalyzeOptions};
+use crate::compile::{Database, Owner};
+use crate::corpus::{self, Case, Outcome};
+use crate::error::{Error, Result};
+use crate::report::DatabaseRef;
+use crate::scan::{InputKind, ScanOptions};
+
+/// A corpus ready to benchmark: every log, and the cases among them with sidecars.
+#[derive(Clone, Debug)]
+pub struct Corpus {
+    pub dir: PathBuf,
+    pub logs: Vec<PathBuf>,
+    pub cases: Vec<Case>,
+}
+
+impl Corpus {
+    /// Loads `dir` (see [`corpus::load_dir`] and [`corpus::log_files`]).
+    pub fn load(dir: &Path) -> Result<Corpus> {
+        let logs = corpus::log_files(dir)?;
+        if logs.is_empty() {
+            return Err(Error::Usage(format!(
+                "{}: no logs (*.log, *.log.gz, *.log.zst, *.gz, *.zst) in this corpus",
+                dir.display()
+            )));
+        }
+        Ok(Corpus {
+            dir: dir.to_path_buf(),
+            logs,
+            cases: corpus::load_dir(dir)?,
+        })
+    }
+}
+
+/// How a benchmark runs.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Repeat the throughput pass over the whole corpus until this much time has passed
+    /// (at least once).
+    pub min_time: Duration,
+    pub scan: ScanOptions,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            min_time: Duration::from_secs(1),
+            scan: ScanOptions::default(),
+        }
+    }
+}
+
+/// What one signature (or internal structural marker) cost over the corpus.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Cost {
+    /// The signature id, or `marker:NAME` for the analysis' structural patterns.
+    pub id: String,
+    /// Candidate lines: lines the prefilter flagged that hold one of its required literals,
+    /// so its regex had to run.
+    pub candidates: u64,
+    /// Candidate lines its regex confirmed.
+    pub matches: u64,
+    /// Time spent in its regexes, in seconds.
+    pub confirm_seconds: f64,
+}
+
+/// Top-1 accuracy over the cases of one category.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CategoryAccuracy {
+    pub category: String,
+    pub cases: u64,
+    pub passed: u64,
+}
+
+/// A case whose first finding was not the expected one.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Miss {
+    pub case: String,
+    pub reason: String,
+}
+
+/// Top-1 accuracy: the first finding is the one the sidecar names.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Accuracy {
+    pub cases: u64,
+    pub passed: u64,
+    /// By category name.
+    pub categories: Vec<CategoryAccuracy>,
+    pub misses: Vec<Miss>,
+}
+
+/// The benchmark of one signature set.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SetBench {
+    pub database: DatabaseRef,
+    pub signatures: usize,
+    pub patterns: usize,
+    /// Logs in the corpus, and the bytes and lines of one pass (decompressed).
+    pub inputs: usize,
+    pub bytes: u64,
+    pub lines: u64,
+    /// Passes over the corpus in the throughput measurement, and their total time.
+    pub passes: u32,
+    pub seconds: f64,
+    pub bytes_per_second: f64,
+    pub lines_per_second: f64,
+    /// Candidate lines the prefilter passed to confirmation, in one pass.
+    pub candidate_lines: u64,
+    /// Sorted by time spent confirming, most costly first.
+    pub costs: Vec<Cost>,
+    pub accuracy: Accuracy,
+    /// Logs that could not be read (`path: reason`); they are left out of every number.
+    pub errors: Vec<String>,
+}
+
+/// Runs the benchmark of `db` over `corpus`.
+pub fn run(db: &Database, corpus: &Corpus, opts: &BenchOptions) -> SetBench {
+    // Pass 1 (untimed): reports for accuracy, and which logs can be read at all.
+    let mut errors = Vec::new();
+    let mut readable = Vec::new();
+    let mut outcomes: BTreeMap<PathBuf, Outcome> = BTreeMap::new();
+    for log in &corpus.logs {
+        let report = analyze_path(db, log, &opts.scan, AnalyzeOptions::default());
+        if let Some(e) = &report.error {
+            errors.push(e.clone());
+            continue;
+        }
+        readable.push(log.clone());
+        if let Some(case) = corpus.cases.iter().find(|c| &c.log == log) {
+            outcomes.insert(log.clone(), case.check(&report));
+        }
+    }
+    // Pass 2 (timed): the real pipeline, repeated until `min_time` has passed.
+    let mut passes = 0u32;
+    let start = Instant::now();
+    let (bytes, lines) = loop {
+        let (mut bytes, mut lines) = (0, 0);
+        for log in &readable {
+            let r = analyze_path(db, log, &opts.scan, AnalyzeOptions::default());
+            bytes += r.bytes;
+            lines += r.lines;
+        }
+        passes += 1;
+        if start.elapsed() >= opts.min_time {
+            break (bytes, lines);
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    let rate = |n: u64| {
+        if seconds > 0.0 {
+            n as f64 * f64::from(passes) / seconds
+        } else {
+            0.0
+        }
+    };
+    // Pass 3: the cost profile, after one unrecorded pass that warms the regexes' lazy DFA
+    // caches (as a long sweep would have them).
+    let mut profile = Profiler::new(db);
+    for warm in [true, false] {
+        if !warm {
+            profile = Profiler::new(db);
+        }
+        for log in &readable {
+            if let Ok(buf) = read_decoded(log) {
+                profile.scan(&buf);
+            }
+        }
+    }
+    SetBench {
+        database: DatabaseRef {
+            name: db.name().into(),
+            version: db.version().into(),
+            hash: db.hash().into(),
+        },
+        signatures: db.signatures().len(),
+        patterns: db.pattern_sources().len(),
+        inputs: readable.len(),
+        bytes,
+        lines,
+        passes,
+        seconds,
+        bytes_per_second: rate(bytes),
+        lines_per_second: rate(lines),
+        candidate_lines: profile.candidate_lines,
+        costs: profile.costs(),
+        accuracy: accuracy(&corpus.cases, &outcomes),
+        errors,
+    }
+}
+
+fn accuracy(cases: &[Case], outcomes: &BTreeMap<PathBuf, Outcome>) -> Accuracy {
+    let mut by_cat: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    let mut misses = Vec::new();
+    for case in cases {
+        let Some(outcome) = outcomes.get(&case.log) else {
+            continue;
+        };
+        let e = by_cat.entry(&case.expect.category).or_default();
+        e.0 += 1;
+        match outcome {
+            Outcome::Pass => e.1 += 1,
+            Outcome::Fail(reason) => misses.push(Miss {
+                case: case.name.clone(),
+                reason: reason.clone(),
+            }),
+        }
+    }
+    Accuracy {
+        cases: by_cat.values().map(|v| v.0).sum(),
+        passed: by_cat.values().map(|v| v.1).sum(),
+        categories: by_cat
+            .into_iter()
+            .map(|(c, (cases, passed))| CategoryAccuracy {
+                category: c.to_string(),
+                cases,
+                passed,
+            })
+            .collect(),
+        misses,
+    }
+}
+
+/// Reads a whole log, decompressing `.gz`/`.zst` (detected by magic bytes).
+fn read_decoded(path: &Path) -> std::io::Result<Vec<u8>> {
+    let raw = std::fs::read(path)?;
+    let mut out = Vec::new();
+    match InputKind::sniff(&raw) {
+        InputKind::Plain => return Ok(raw),
+        InputKind::Gzip => {
+            flate2::read::MultiGzDecoder::new(raw.as_slice()).read_to_end(&mut out)?;
+        }
+        InputKind::Zstd => {
+            zstd::stream::read::Decoder::new(raw.as_slice())?.read_to_end(&mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+/// The scanner's two stages again, with a clock around every confirming regex.
+struct Profiler<'db> {
+    db: &'db Database,
+    literals: Option<AhoCorasick>,
+    owners_of_literal: Vec<Vec<u32>>,
+    /// Per compiled pattern: the slot of its signature or marker.
+    slot_of: Vec<usize>,
+    /// Per slot: its id, candidate lines, matched lines, time; and the last line counted.
+    ids: Vec<String>,
+    totals: Vec<(u64, u64, Duration)>,
+    counted: Vec<(u64, u64)>,
+    candidate_lines: u64,
+    scratch: Vec<u32>,
+}
+
+impl<'db> Profiler<'db> {
+    fn new(db: &'db Database) -> Profiler<'db> {
+        let (members, owners): (Vec<&[u8]>, Vec<Vec<u32>>) = db
+            .required_literals()
+            .map(|(lit, pats)| (lit, pats.to_vec()))
+            .unzip();
+        let mut ids: Vec<String> = db.signatures().iter().map(|s| s.id.clone()).collect();
+        let slot_of = db
+            .matcher()
+            .patterns
+            .iter()
+            .map(|pat| match pat.owner {
+                Owner::Signature(s) => s as usize,
+                Owner::Marker(m) => {
+                    let id = format!("marker:{m:?}");
+                    ids.iter().position(|i| *i == id).unwrap_or_else(|| {
+                        ids.push(id);
+                        ids.len() - 1
+                    })
+                }
+            })
+            .collect();
+        Profiler {
+            db,
+            literals: AhoCorasick::new(members).ok(),
+            owners_of_literal: owners,
+            slot_of,
+            totals: vec![(0, 0, Duration::ZERO); ids.len()],
+            counted: vec![(0, 0); ids.len()],
+            ids,
+            candidate_lines: 0,
+            scratch: Vec::new(),
+        }
+    }
+
+    fn scan(&mut self, buf: &[u8]) {
+        let m = self.db.matcher();
+        let mut pos = 0;
+        while let Some(hit) = m.find_candidate(buf, pos) {
+            let start = memrchr(b'\n', &buf[pos..hit]).map_or(pos, |i| pos + i + 1);
+            let end = memchr(b'\n', &buf[hit..]).map_or(buf.len(), |i| hit + i);
+            let line = &buf[start..end];
+            self.confirm(line.strip_suffix(b"\r").unwrap_or(line));
+            pos = end + 1;
+        }
+    }
+
+    fn confirm(&mut self, line: &[u8]) {
+        self.candidate_lines += 1;
+        let n = self.candidate_lines;
+        let Some(lits) = &self.literals else { return };
+        self.scratch.clear();
+        for found in lits.find_overlapping_iter(line) {
+            self.scratch
+                .extend_from_slice(&self.owners_of_literal[found.pattern().as_usize()]);
+        }
+        self.scratch.sort_unstable();
+        self.scratch.dedup();
+        let patterns = &self.db.matcher().patterns;
+        for &p in &self.scratch {
+            let t = Instant::now();
+            let matched = patterns[p as usize]
+                .regex
+                .is_match(regex_automata::Input::new(line).earliest(true));
+            let elapsed = t.elapsed();
+            let slot = self.slot_of[p as usize];
+            let (total, counted) = (&mut self.totals[slot], &mut self.counted[slot]);
+            total.2 += elapsed;
+            // A line counts once per signature, however many of its patterns ran.
+            if counted.0 != n {
+                counted.0 = n;
+                total.0 += 1;
+            }
+            if matched && counted.1 != n {
+                counted.1 = n;
+                total.1 += 1;
+            }
+        }
+    }
+
+    /// Every signature and marker, most costly first.
+    fn costs(&self) -> Vec<Cost> {
+        let mut out: Vec<Cost> = self
+            .ids
+            .iter()
+            .zip(&self.totals)
+            .map(|(id, &(candidates, matches, time))| Cost {
+                id: id.clone(),
+                candidates,
+                matches,
+                confirm_seconds: time.as_secs_f64(),
+            })
+            .collect();
+        out.sort_by(|a, b| {
+            b.confirm_seconds
+                .total_cmp(&a.confirm_seconds)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        out
+    }
+}
+
+fn ratio(a: f64, b: f64) -> String {
+    if b > 0.0 {
+        format!("{:.2}x", a / b)
+    } else {
+        "-".into()
+    }
+}
+
+fn pct(passed: u64, cases: u64) -> String {
+    if cases == 0 {
+        "-".into()
+    } else {
+        format!(
+            "{passed}/{cases} ({:.0}%)",
+            100.0 * passed as f64 / cases as f64
+        )
+    }
+}
+
+fn mb(bytes_per_second: f64) -> String {
+    format!("{:.1} MB/s", bytes_per_second / 1e6)
+}
+
+fn label(b: &SetBench) -> String {
+    format!("{} {}", b.database.name, b.database.version)
+}
+
+/// Renders one set, or two side by side with the ratio of the first to the second.
+pub fn render_human(sets: &[SetBench]) -> String {
+    let mut out = String::new();
+    let Some(first) = sets.first() else {
+        return out;
+    };
+    let two = sets.len() > 1;
+    let mut head = vec![String::new()];
+    head.extend(sets.iter().map(label));
+    if two {
+        head.push("ratio".into());
+    }
+    let mut rows = vec![head];
+    let mut row = |name: &str, f: &dyn Fn(&SetBench) -> String, r: Option<(f64, f64)>| {
+        let mut v = vec![name.to_string()];
+        v.extend(sets.iter().map(f));
+        if let (true, Some((a, b))) = (two, r) {
+            v.push(ratio(a, b));
+        }
+        rows.push(v);
+    };
+    let pair = |f: fn(&SetBench) -> f64| sets.get(1).map(|s| (f(first), f(s)));
+    row("signatures", &|s| s.signatures.to_string(), None);
+    row(
+        "inputs",
+        &|s| format!("{} ({} bytes, {} lines)", s.inputs, s.bytes, s.lines),
+        None,
+    );
+    row(
+        "throughput",
+        &|s| mb(s.bytes_per_second),
+        pair(|s| s.bytes_per_second),
+    );
+    row(
+        "lines/s",
+        &|s| format!("{:.0}", s.lines_per_second),
+        pair(|s| s.lines_per_second),
+    );
+    row(
+        "timed passes",
+        &|s| format!("{} in {:.2} s", s.passes, s.seconds),
+        None,
+    );
+    row(
+        "candidate lines",
+        &|s| s.candidate_lines.to_string(),
+        pair(|s| s.candidate_lines as f64),
+    );
+    row(
+        "confirm time",
+        &|s| {
+            format!(
+                "{:.3} ms",
+                1e3 * s.costs.iter().map(|c| c.confirm_seconds).sum::<f64>()
+            )
+        },
+        pair(|s| s.costs.iter().map(|c| c.confirm_seconds).sum()),
+    );
+    row(
+        "top-1 accuracy",
+        &|s| pct(s.accuracy.passed, s.accuracy.cases),
+        pair(|s| s.accuracy.passed as f64),
+    );
+    let mut categories: Vec<&str> = sets
+        .iter()
+        .flat_map(|s| s.accuracy.categories.iter().map(|c| c.category.as_str()))
+        .collect();
+    categories.sort_unstable();
+    categories.dedup();
+    for cat in categories {
+        row(
+            &format!("  {cat}"),
+            &|s| {
+                s.accuracy
+                    .categories
+                    .iter()
+                    .find(|c| c.category == cat)
+                    .map_or("-".into(), |c| pct(c.passed, c.cases))
+            },
+            None,
+        );
+    }
+    out.push_str(&crate::summary::table(&rows));
+    if two {
+        out.push_str("(ratio: first set / --against set)\n");
+    }
+
+    out.push_str("\nPer signature (candidates = lines whose literals sent them to confirmation; matches = lines confirmed):\n");
+    let mut ids: Vec<&str> = sets
+        .iter()
+        .flat_map(|s| s.costs.iter().map(|c| c.id.as_str()))
+        .collect();
+    let cost_of = |s: &SetBench, id: &str| s.costs.iter().find(|c| c.id == id).cloned();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.sort_by(|a, b| {
+        let t = |id: &str| {
+            sets.iter()
+                .filter_map(|s| cost_of(s, id))
+                .map(|c| c.confirm_seconds)
+                .fold(0.0, f64::max)
+        };
+        t(b).total_cmp(&t(a)).then_with(|| a.cmp(b))
+    });
+    let mut head = vec!["signature".to_string()];
+    for s in sets {
+        let l = label(s);
+        head.extend([
+            format!("candidates [{l}]"),
+            "matches".into(),
+            "confirm µs".into(),
+        ]);
+    }
+    let mut rows = vec![head];
+    for id in ids {
+        let mut v = vec![id.to_string()];
+        for s in sets {
+            match cost_of(s, id) {
+                Some(c) => v.extend([
+                    c.candidates.to_string(),
+                    c.matches.to_string(),
+                    format!("{:.1}", c.confirm_seconds * 1e6),
+                ]),
+                None => v.extend(["-".into(), "-".into(), "-".into()]),
+            }
+        }
+        rows.push(v);
+    }
+    out.push_str(&crate::summary::table(&rows));
+    for s in sets {
+        if !s.accuracy.misses.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nMisses of {} ({}):",
+                label(s),
+                s.accuracy.misses.len()
+            );
+            for m in &s.accuracy.misses {
+                let _ = writeln!(out, "  {}: {}", m.case, m.reason);
+            }
+        }
+        for e in &s.errors {
+            let _ = writeln!(out, "\nunreadable in {}: {e}", label(s));
+        }
+    }
+    out
+}
+
+/// The benchmark as one JSON object: `sets` (one or two [`SetBench`]) and, with two sets,
+/// `ratio` (first / second) of throughput, lines/s and accuracy.
+pub fn to_json(sets: &[SetBench]) -> String {
+    let ratio = match sets {
+        [a, b] => {
+            let r = |x: f64, y: f64| if y > 0.0 { Some(x / y) } else { None };
+            serde_json::json!({
+                "bytes_per_second": r(a.bytes_per_second, b.bytes_per_second),
+                "lines_per_second": r(a.lines_per_second, b.lines_per_second),
+                "accuracy": r(a.accuracy.passed as f64, b.accuracy.passed as f64),
+            })
+        }
+        _ => serde_json::Value::Null,
+    };
+    serde_json::json!({ "sets": sets, "ratio": ratio }).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus() -> Corpus {
+        Corpus::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")).unwrap()
+    }
+
+    #[test]
+    fn profile_counts_candidates_and_matches() {
+        let db = Database::embedded();
+        let mut p = Profiler::new(db);
+        let oom = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.";
+        let mut buf = Vec::new();
+        for _ in 0..3 {
+            buf.extend_from_slice(oom);
+            buf.extend_from_slice(b"\nok\n");
+        }
+        p.scan(&buf);
+        assert_eq!(p.candidate_lines, 3);
+        let costs = p.costs();
+        let hit = db.match_line(oom);
+        for &s in &hit.signatures {
+            let id = &db.signature(s).id;
+            let c = costs.iter().find(|c| &c.id == id).unwrap();
+            assert_eq!((c.candidates, c.matches), (3, 3), "{c:?}");
+        }
+        let never: u64 = costs
+            .iter()
+            .filter(|c| c.id.starts_with("vllm.attention"))
+            .map(|c| c.matches)
+            .sum();
+        assert_eq!(never, 0);
+    }
+
+    #[test]
+    fn bench_over_the_shipped_corpus() {
+        let c = corpus();
+        let opts = BenchOptions {
+            min_time: Duration::ZERO,
+            ..BenchOptions::default()
+        };
+        let b = run(Database::embedded(), &c, &opts);
+        assert_eq!(b.inputs, c.logs.len());
+        assert!(b.errors.is_empty(), "{:?}", b.errors);
+        assert_eq!(b.accuracy.cases as usize, c.cases.len());
+        let per_cat: u64 = b.accuracy.categories.iter().map(|c| c.cases).sum();
+        assert_eq!(per_cat, b.accuracy.cases);
+        assert_eq!(
+            b.accuracy.cases - b.accuracy.passed,
+            b.accuracy.misses.len() as u64
+        );
+        assert_eq!(b.passes, 1);
+        assert!(b.bytes > 0 && b.lines > 0);
+        let total_bytes: u64 = c
+            .logs
+            .iter()
+            .map(|l| read_decoded(l).unwrap().len() as u64)
+            .sum();
+        assert_eq!(b.bytes, total_bytes);
+        let text = render_human(&[b.clone(), b.clone()]);
+        assert!(text.contains("top-1 accuracy"), "{text}");
+        assert!(text.contains("1.00x"), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&to_json(&[b])).unwrap();
+        assert_eq!(v["sets"].as_array().unwrap().len(), 1);
+    }
+}

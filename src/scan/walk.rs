@@ -1,0 +1,383 @@
+//! Turning the paths a user names into the inputs of a sweep: directories walked recursively
+//! (sorted, `--glob`/`--exclude` applied, symlinked directories followed only on request and
+//! never round a loop), FIFOs, sockets and devices found in a walk skipped (opening a FIFO
+//! blocks), and `--shard I/N` keeping a stable 1/N of the inputs.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use globset::{GlobSet, GlobSetBuilder};
+
+use crate::error::{Error, Result};
+
+/// One of N disjoint parts of a sweep (`--shard I/N`, I in 1..=N).
+///
+/// An input belongs to shard `1 + xxh3_64(relative path) mod N`, where the relative path is
+/// the input's path below the directory named on the command line (`/`-separated bytes), or
+/// the path as written for a file named directly. So every node of a job array, given the
+/// same root, agrees on the split without coordination, whatever the absolute mount point.
+///
+/// ```
+/// use faultline::scan::walk::Shard;
+///
+/// let shards: Vec<Shard> = (1..=3).map(|i| format!("{i}/3").parse().unwrap()).collect();
+/// let owners = shards.iter().filter(|s| s.contains("2026-11/run-17.log")).count();
+/// assert_eq!(owners, 1);
+/// assert!("0/3".parse::<Shard>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based.
+    pub index: u64,
+    pub count: u64,
+}
+
+impl Shard {
+    /// The shard (1-based) that `relative` belongs to among `count`.
+    pub fn of(relative: &str, count: u64) -> u64 {
+        1 + xxhash_rust::xxh3::xxh3_64(relative.as_bytes()) % count.max(1)
+    }
+
+    /// Whether the input with this relative path belongs to this shard.
+    pub fn contains(&self, relative: &str) -> bool {
+        Shard::of(relative, self.count) == self.index
+    }
+}
+
+impl FromStr for Shard {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Shard> {
+        let bad = || Error::Usage(format!("--shard {s}: expected I/N with 1 <= I <= N"));
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let index: u64 = i.trim().parse().map_err(|_| bad())?;
+        let count: u64 = n.trim().parse().map_err(|_| bad())?;
+        if index == 0 || count == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+/// How paths become inputs.
+#[derive(Clone, Debug, Default)]
+pub struct WalkOptions {
+    /// Keep only files in a walk that match one of these globs (all files if empty).
+    pub globs: Vec<String>,
+    /// Leave out files and directories in a walk that match one of these globs.
+    pub excludes: Vec<String>,
+    /// Follow symlinked directories (loops are detected and reported, never followed).
+    pub follow: bool,
+    /// Keep only this shard's inputs.
+    pub shard: Option<Shard>,
+}
+
+/// One entry of a sweep, in output order.
+#[derive(Debug)]
+pub enum Entry {
+    /// A file to scan (or `-`, standard input) and its path relative to the scan root.
+    Input { path: PathBuf, relative: String },
+    /// Something found in a walk and deliberately not opened (a FIFO, a socket, a symlink loop).
+    Skipped { path: PathBuf, reason: String },
+    /// A path that could not be listed or examined.
+    Failed(Error),
+}
+
+/// A glob filter: a pattern without `/` matches a file name at any depth, one with `/`
+/// matches the path relative to the scan root.
+struct Filter {
+    names: GlobSet,
+    paths: GlobSet,
+    empty: bool,
+}
+
+impl Filter {
+    fn new(globs: &[String], flag: &str) -> Result<Filter> {
+        let mut names = GlobSetBuilder::new();
+        let mut paths = GlobSetBuilder::new();
+        for g in globs {
+            let glob = globset::GlobBuilder::new(g)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| Error::Usage(format!("{flag} {g}: {e}")))?;
+            if g.contains('/') {
+                paths.add(glob);
+            } else {
+                names.add(glob);
+            }
+        }
+        let build = |b: GlobSetBuilder| b.build().map_err(|e| Error::Usage(format!("{flag}: {e}")));
+        Ok(Filter {
+            names: build(names)?,
+            paths: build(paths)?,
+            empty: globs.is_empty(),
+        })
+    }
+
+    fn matches(&self, relative: &str) -> bool {
+        let name = relative.rsplit('/').next().unwrap_or(relative);
+        self.names.is_match(name) || self.paths.is_match(relative)
+    }
+}
+
+fn relative_of(path: &Path, root: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/")
+}
+
+/// What kind of special file `ft` is, if it is one a sweep must not open.
+#[cfg(unix)]
+fn special(ft: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_fifo() {
+        Some("a FIFO (opening it would block)")
+    } else if ft.is_socket() {
+        Some("a socket")
+    } else if ft.is_block_device() || ft.is_char_device() {
+        Some("a device")
+    } else {
+        None
+    }
+}
+
+#[cfg(not(unix))]
+fn special(_: &std::fs::FileType) -> Option<&'static str> {
+    None
+}
+
+/// Expands `paths` into entries. A directory's files come sorted by path; paths named
+/// directly (files, FIFOs, `-`) are kept as given and not filtered by globs. An invalid glob
+/// is an error; everything else that goes wrong is an entry, so the sweep goes on.
+pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
+    let globs = Filter::new(&opts.globs, "--glob")?;
+    let excludes = Filter::new(&opts.excludes, "--exclude")?;
+    let mut out = Vec::new();
+    for root in paths {
+        if root == Path::new("-") || !root.is_dir() {
+            out.push(Entry::Input {
+                path: root.clone(),
+                relative: relative_of(root, Path::new("")),
+            });
+            continue;
+        }
+        walk_dir(root, opts.follow, &globs, &excludes, &mut out);
+    }
+    if let Some(shard) = opts.shard {
+        out.retain(|e| match e {
+            Entry::Input { relative, .. } => shard.contains(relative),
+            Entry::Skipped { path, .. } => shard.contains(&relative_of(path, Path::new(""))),
+            Entry::Failed(_) => shard.index == 1,
+        });
+    }
+    Ok(out)
+}
+
+fn walk_dir(root: &Path, follow: bool, globs: &Filter, excludes: &Filter, out: &mut Vec<Entry>) {
+    let walker = walkdir::WalkDir::new(root)
+        .follow_links(follow)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|e| e.depth() == 0 || !excludes.matches(&relative_of(e.path(), root)));
+    for entry in walker {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(err) => {
+                let path = err.path().unwrap_or(root).to_path_buf();
+                if let Some(ancestor) = err.loop_ancestor() {
+                    out.push(Entry::Skipped {
+                        reason: format!("symlink loop back to {}", ancestor.display()),
+                        path,
+                    });
+                    continue;
+                }
+                let source = err
+                    .into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other("directory walk failed"));
+                out.push(Entry::Failed(Error::Io { path, source }));
+                continue;
+            }
+        };
+        let ft = entry.file_type();
+        if ft.is_dir() {
+            continue;
+        }
+        let relative = relative_of(entry.path(), root);
+        if !globs.empty && !globs.matches(&relative) {
+            continue;
+        }
+        if ft.is_symlink() {
+            // Not followed (follow_links is off): a link to a file is scanned, a link to a
+            // directory is reported, a dangling link is an error.
+            match std::fs::metadata(entry.path()) {
+                Ok(m) if m.is_file() => {}
+                Ok(m) if m.is_dir() => {
+                    out.push(Entry::Skipped {
+                        path: entry.into_path(),
+                        reason: "symlink to a directory (not followed without --follow)".into(),
+                    });
+                    continue;
+                }
+                Ok(m) => {
+                    if let Some(kind) = special(&m.file_type()) {
+                        out.push(Entry::Skipped {
+                            path: entry.into_path(),
+                            reason: format!("symlink to {kind}"),
+                        });
+                        continue;
+                    }
+                }
+                Err(source) => {
+                    out.push(Entry::Failed(Error::Io {
+                        path: entry.into_path(),
+                        source,
+                    }));
+                    continue;
+                }
+            }
+        } else if let Some(kind) = special(&ft) {
+            out.push(Entry::Skipped {
+                path: entry.into_path(),
+                reason: kind.to_string(),
+            });
+            continue;
+        }
+        out.push(Entry::Input {
+            path: entry.into_path(),
+            relative,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(entries: &[Entry]) -> Vec<String> {
+        entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Input { relative, .. } => Some(relative.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for f in ["b.log", "a.log.gz", "sub/c.log", "sub/d.txt", "skip/e.log"] {
+            let p = dir.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x\n").unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn walks_sorted_with_globs_and_excludes() {
+        let dir = tree();
+        let root = vec![dir.path().to_path_buf()];
+        let all = walk(&root, &WalkOptions::default()).unwrap();
+        assert_eq!(
+            inputs(&all),
+            ["a.log.gz", "b.log", "skip/e.log", "sub/c.log", "sub/d.txt"]
+        );
+        let opts = WalkOptions {
+            globs: vec!["*.log".into(), "*.gz".into()],
+            excludes: vec!["skip".into()],
+            ..WalkOptions::default()
+        };
+        assert_eq!(
+            inputs(&walk(&root, &opts).unwrap()),
+            ["a.log.gz", "b.log", "sub/c.log"]
+        );
+        let opts = WalkOptions {
+            globs: vec!["sub/*".into()],
+            ..WalkOptions::default()
+        };
+        assert_eq!(
+            inputs(&walk(&root, &opts).unwrap()),
+            ["sub/c.log", "sub/d.txt"]
+        );
+        let bad = WalkOptions {
+            globs: vec!["a[".into()],
+            ..WalkOptions::default()
+        };
+        assert!(matches!(walk(&root, &bad), Err(Error::Usage(m)) if m.contains("--glob a[")));
+    }
+
+    #[test]
+    fn shards_partition_the_inputs() {
+        let dir = tree();
+        let root = vec![dir.path().to_path_buf()];
+        let all = inputs(&walk(&root, &WalkOptions::default()).unwrap());
+        let mut union = Vec::new();
+        for i in 1..=3 {
+            let opts = WalkOptions {
+                shard: Some(format!("{i}/3").parse().unwrap()),
+                ..WalkOptions::default()
+            };
+            union.extend(inputs(&walk(&root, &opts).unwrap()));
+        }
+        union.sort();
+        assert_eq!(union, all);
+        // The documented hash: xxh3-64 of the relative path, mod N, plus one.
+        assert_eq!(
+            Shard::of("sub/c.log", 7),
+            1 + xxhash_rust::xxh3::xxh3_64(b"sub/c.log") % 7
+        );
+        for bad in ["", "1", "0/2", "3/2", "a/b", "1/0"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn skips_fifos_and_symlink_loops() {
+        let dir = tree();
+        let fifo = dir.path().join("sub/pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success());
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/loop")).unwrap();
+        let root = vec![dir.path().to_path_buf()];
+        for follow in [false, true] {
+            let opts = WalkOptions {
+                follow,
+                ..WalkOptions::default()
+            };
+            let entries = walk(&root, &opts).unwrap();
+            let skipped: Vec<String> = entries
+                .iter()
+                .filter_map(|e| match e {
+                    Entry::Skipped { path, reason } => {
+                        Some(format!("{}: {reason}", relative_of(path, dir.path())))
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert!(
+                skipped.iter().any(|s| s.starts_with("sub/loop: symlink")),
+                "{skipped:?}"
+            );
+            if made {
+                assert!(
+                    skipped.iter().any(|s| s.starts_with("sub/pipe: a FIFO")),
+                    "{skipped:?}"
+                );
+            }
+            assert_eq!(inputs(&entries).len(), 5);
+        }
+    }
+}

@@ -1,0 +1,531 @@
+//! Sweep summaries: per signature, how many inputs it is the root cause of, its total hits,
+//! and the first and last input it was found in; plus the inputs without a diagnosis and the
+//! inputs that failed. Built from reports or from the JSON lines of `scan --format json`, in
+//! any order and any split (shards), with the same result: inputs are sorted by path first.
+//!
+//! Every input is exactly one of: diagnosed (a root cause, even if reading stopped early),
+//! undiagnosed (read to its end, no root cause), failed (an error and no root cause). So
+//! `sum(first_findings) == diagnosed` and `diagnosed + undiagnosed + failed == inputs`.
+//!
+//! ```
+//! use faultline::summary::Summary;
+//!
+//! let shard1 = r#"{"input":"b.log","error":null,"binary":false,"bytes":10,"lines":1,"findings":[{"signature":"pytorch.cuda.oom","role":"cause","title":"CUDA out of memory","category":"cuda-oom","count":2}]}"#;
+//! let shard2 = r#"{"input":"a.log","error":null,"binary":false,"bytes":5,"lines":1,"findings":[]}"#;
+//! let mut s = Summary::builder();
+//! s.add_json_lines("shard1.jsonl", shard1)?;
+//! s.add_json_lines("shard2.jsonl", shard2)?;
+//! let s = s.finish();
+//! assert_eq!((s.inputs, s.diagnosed, s.undiagnosed.len()), (2, 1, 1));
+//! assert_eq!(s.signatures[0].hits, 2);
+//! # Ok::<(), faultline::Error>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Location, Problem, Result};
+use crate::report::{DatabaseRef, FindingRole, Report};
+
+/// The row key used for findings without a signature (role `unclassified`).
+pub const UNCLASSIFIED: &str = "(unclassified)";
+
+/// One signature's line of the summary.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignatureRow {
+    /// The signature id, or [`UNCLASSIFIED`].
+    pub signature: String,
+    pub category: String,
+    pub title: String,
+    /// Inputs whose root cause (first finding) this signature is.
+    pub first_findings: u64,
+    /// Inputs it was found in, in any role.
+    pub inputs: u64,
+    /// Matched lines over all inputs (the findings' `count`s).
+    pub hits: u64,
+    /// The first and last input (by path) it was found in.
+    pub first_input: String,
+    pub last_input: String,
+}
+
+/// An input that could not be read to its end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailedInput {
+    pub input: String,
+    pub error: String,
+    /// Whether findings before the error still named a root cause.
+    pub diagnosed: bool,
+}
+
+/// The summary of a sweep.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub inputs: u64,
+    pub diagnosed: u64,
+    /// Inputs that failed without a root cause (all failures are listed in `errors`).
+    pub failed: u64,
+    pub binary: u64,
+    pub bytes: u64,
+    pub lines: u64,
+    /// The databases the reports were made with (more than one means mixed outputs).
+    pub databases: Vec<DatabaseRef>,
+    /// Sorted by `first_findings`, then `hits` (both descending), then id.
+    pub signatures: Vec<SignatureRow>,
+    /// Inputs read to their end without a root cause, sorted.
+    pub undiagnosed: Vec<String>,
+    /// Inputs with an error, sorted.
+    pub errors: Vec<FailedInput>,
+}
+
+/// The parts of a JSON report a summary needs (other fields are ignored, so newer and older
+/// schema versions merge).
+#[derive(Deserialize)]
+struct SlimReport {
+    input: String,
+    #[serde(default)]
+    database: Option<DatabaseRef>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    binary: bool,
+    #[serde(default)]
+    bytes: u64,
+    #[serde(default)]
+    lines: u64,
+    findings: Vec<SlimFinding>,
+}
+
+#[derive(Deserialize)]
+struct SlimFinding {
+    signature: Option<String>,
+    role: FindingRole,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    category: String,
+    #[serde(default)]
+    count: u64,
+}
+
+impl From<&Report> for SlimReport {
+    fn from(r: &Report) -> SlimReport {
+        SlimReport {
+            input: r.input.clone(),
+            database: Some(r.database.clone()),
+            error: r.error.clone(),
+            binary: r.binary,
+            bytes: r.bytes,
+            lines: r.lines,
+            findings: r
+                .findings
+                .iter()
+                .map(|f| SlimFinding {
+                    signature: f.signature.clone(),
+                    role: f.role,
+                    title: f.title.clone(),
+                    category: f.category.clone(),
+                    count: f.count,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Collects reports in any order; [`SummaryBuilder::finish`] sorts and counts.
+#[derive(Default)]
+pub struct SummaryBuilder {
+    reports: Vec<SlimReport>,
+}
+
+impl Summary {
+    /// An empty builder.
+    pub fn builder() -> SummaryBuilder {
+        SummaryBuilder::default()
+    }
+}
+
+fn key(f: &SlimFinding) -> String {
+    f.signature.clone().unwrap_or_else(|| UNCLASSIFIED.into())
+}
+
+impl SummaryBuilder {
+    /// Adds one report.
+    pub fn add(&mut self, report: &Report) {
+        self.reports.push(SlimReport::from(report));
+    }
+
+    /// Adds the JSON lines of `text` (`scan --format json` output); blank lines are skipped.
+    /// A line that is not a report is an error naming `file:line:column`.
+    pub fn add_json_lines(&mut self, file: &str, text: &str) -> Result<()> {
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let r: SlimReport = serde_json::from_str(line).map_err(|e| {
+                Error::Report(Problem {
+                    location: Location {
+                        file: file.into(),
+                        line: i + 1,
+                        column: e.column(),
+                    },
+                    message: format!("not a faultline JSON report: {e}"),
+                })
+            })?;
+            self.reports.push(r);
+        }
+        Ok(())
+    }
+
+    /// Sorts the inputs by path and builds the summary.
+    pub fn finish(mut self) -> Summary {
+        self.reports.sort_by(|a, b| a.input.cmp(&b.input));
+        let mut rows: BTreeMap<String, SignatureRow> = BTreeMap::new();
+        let mut s = Summary {
+            inputs: 0,
+            diagnosed: 0,
+            failed: 0,
+            binary: 0,
+            bytes: 0,
+            lines: 0,
+            databases: Vec::new(),
+            signatures: Vec::new(),
+            undiagnosed: Vec::new(),
+            errors: Vec::new(),
+        };
+        for r in &self.reports {
+            s.inputs += 1;
+            s.bytes += r.bytes;
+            s.lines += r.lines;
+            s.binary += u64::from(r.binary);
+            if let Some(db) = &r.database {
+                if !s.databases.contains(db) {
+                    s.databases.push(db.clone());
+                }
+            }
+            let root = r
+                .findings
+                .first()
+                .filter(|f| matches!(f.role, FindingRole::Cause | FindingRole::Unclassified));
+            let mut seen: Vec<String> = Vec::new();
+            for f in &r.findings {
+                let k = key(f);
+                let row = rows.entry(k.clone()).or_insert_with(|| SignatureRow {
+                    signature: k.clone(),
+                    category: f.category.clone(),
+                    title: if f.signature.is_some() {
+                        f.title.clone()
+                    } else {
+                        "no known signature".into()
+                    },
+                    first_findings: 0,
+                    inputs: 0,
+                    hits: 0,
+                    first_input: r.input.clone(),
+                    last_input: String::new(),
+                });
+                row.hits += f.count;
+                row.last_input.clone_from(&r.input);
+                if !seen.contains(&k) {
+                    row.inputs += 1;
+                    seen.push(k);
+                }
+            }
+            match root {
+                Some(f) => {
+                    s.diagnosed += 1;
+                    if let Some(row) = rows.get_mut(&key(f)) {
+                        row.first_findings += 1;
+                    }
+                }
+                None if r.error.is_some() => s.failed += 1,
+                None => s.undiagnosed.push(r.input.clone()),
+            }
+            if let Some(e) = &r.error {
+                s.errors.push(FailedInput {
+                    input: r.input.clone(),
+                    error: e.clone(),
+                    diagnosed: root.is_some(),
+                });
+            }
+        }
+        s.signatures = rows.into_values().collect();
+        s.signatures.sort_by(|a, b| {
+            b.first_findings
+                .cmp(&a.first_findings)
+                .then(b.hits.cmp(&a.hits))
+                .then_with(|| a.signature.cmp(&b.signature))
+        });
+        s
+    }
+}
+
+/// Aligns rows into columns: counts right-aligned, text left-aligned.
+pub(crate) fn table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|v| v.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, v) in r.iter().enumerate() {
+            if c > 0 {
+                line.push_str("  ");
+            }
+            let pad = widths[c] - v.chars().count();
+            // Counts are right-aligned, text left-aligned.
+            if v.bytes().all(|b| b.is_ascii_digit()) && !v.is_empty() {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(v);
+            } else {
+                line.push_str(v);
+                line.push_str(&" ".repeat(pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn csv_field(v: &str) -> String {
+    if v.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", v.replace('"', "\"\""))
+    } else {
+        v.to_string()
+    }
+}
+
+impl Summary {
+    /// Inputs read to their end without a diagnosis.
+    pub fn undiagnosed_count(&self) -> u64 {
+        self.undiagnosed.len() as u64
+    }
+
+    /// The summary as a table for people.
+    pub fn render_human(&self) -> String {
+        let mut out = format!(
+            "{} inputs: {} diagnosed, {} without a diagnosis, {} failed ({} with errors); {} bytes, {} lines{}\n",
+            self.inputs,
+            self.diagnosed,
+            self.undiagnosed.len(),
+            self.failed,
+            self.errors.len(),
+            self.bytes,
+            self.lines,
+            if self.binary > 0 {
+                format!("; {} binary", self.binary)
+            } else {
+                String::new()
+            }
+        );
+        for db in &self.databases {
+            let _ = writeln!(out, "database {} {} ({})", db.name, db.version, db.hash);
+        }
+        if !self.signatures.is_empty() {
+            out.push('\n');
+            let mut rows = vec![[
+                "ROOT CAUSE OF",
+                "FOUND IN",
+                "HITS",
+                "SIGNATURE",
+                "CATEGORY",
+                "FIRST INPUT",
+                "LAST INPUT",
+            ]
+            .map(String::from)
+            .to_vec()];
+            for r in &self.signatures {
+                rows.push(vec![
+                    r.first_findings.to_string(),
+                    r.inputs.to_string(),
+                    r.hits.to_string(),
+                    r.signature.clone(),
+                    r.category.clone(),
+                    r.first_input.clone(),
+                    r.last_input.clone(),
+                ]);
+            }
+            out.push_str(&table(&rows));
+        }
+        if !self.undiagnosed.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nInputs without a diagnosis ({}):",
+                self.undiagnosed.len()
+            );
+            for i in &self.undiagnosed {
+                let _ = writeln!(out, "  {i}");
+            }
+        }
+        if !self.errors.is_empty() {
+            let _ = writeln!(out, "\nInputs with errors ({}):", self.errors.len());
+            for e in &self.errors {
+                let _ = writeln!(out, "  {}: {}", e.input, e.error);
+            }
+        }
+        out
+    }
+
+    /// The summary as one CSV table: a `signature` row per signature, then an `undiagnosed`
+    /// row and an `error` row per such input (columns that do not apply are empty).
+    pub fn render_csv(&self) -> String {
+        let mut out = String::from(
+            "kind,signature,category,first_findings,inputs,hits,first_input,last_input,input,error\n",
+        );
+        let mut row = |fields: [&str; 10]| {
+            let line: Vec<String> = fields.iter().map(|f| csv_field(f)).collect();
+            out.push_str(&line.join(","));
+            out.push('\n');
+        };
+        for r in &self.signatures {
+            row([
+                "signature",
+                &r.signature,
+                &r.category,
+                &r.first_findings.to_string(),
+                &r.inputs.to_string(),
+                &r.hits.to_string(),
+                &r.first_input,
+                &r.last_input,
+                "",
+                "",
+            ]);
+        }
+        for i in &self.undiagnosed {
+            row(["undiagnosed", "", "", "", "", "", "", "", i, ""]);
+        }
+        for e in &self.errors {
+            row(["error", "", "", "", "", "", "", "", &e.input, &e.error]);
+        }
+        out
+    }
+
+    /// The summary as one JSON object (one line).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(input: &str, err: Option<&str>, findings: &[(&str, &str, u64)]) -> String {
+        let findings: Vec<serde_json::Value> = findings
+            .iter()
+            .map(|(sig, role, count)| {
+                serde_json::json!({
+                    "signature": if *role == "unclassified" { None } else { Some(sig) },
+                    "role": role, "title": format!("t {sig}"), "category": "c", "count": count,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "input": input, "error": err, "binary": false, "bytes": 3, "lines": 1,
+            "findings": findings,
+            "database": {"name": "d", "version": "1", "hash": "h"},
+        })
+        .to_string()
+    }
+
+    fn sample() -> Vec<String> {
+        vec![
+            line("c.log", None, &[("a.x", "cause", 2), ("s.y", "symptom", 1)]),
+            line("a.log", None, &[("a.x", "cause", 1)]),
+            line("b.log", None, &[("s.y", "symptom", 4)]),
+            line("d.log", Some("d.log: gzip stream: corrupt"), &[]),
+            line(
+                "e.log",
+                Some("e.log: at byte offset 9: truncated"),
+                &[("", "unclassified", 1)],
+            ),
+            line("f.log", None, &[]),
+        ]
+    }
+
+    #[test]
+    fn counts_add_up() {
+        let mut b = Summary::builder();
+        b.add_json_lines("x", &sample().join("\n")).unwrap();
+        let s = b.finish();
+        assert_eq!(s.inputs, 6);
+        assert_eq!(s.diagnosed, 3);
+        assert_eq!(s.undiagnosed, ["b.log", "f.log"]);
+        assert_eq!(s.failed, 1);
+        assert_eq!(
+            s.diagnosed + s.undiagnosed_count() + s.failed,
+            s.inputs,
+            "partition"
+        );
+        let first: u64 = s.signatures.iter().map(|r| r.first_findings).sum();
+        assert_eq!(first, s.diagnosed);
+        let a = &s.signatures[0];
+        assert_eq!(
+            (
+                a.signature.as_str(),
+                a.first_findings,
+                a.inputs,
+                a.hits,
+                a.first_input.as_str(),
+                a.last_input.as_str()
+            ),
+            ("a.x", 2, 2, 3, "a.log", "c.log")
+        );
+        let sy = s.signatures.iter().find(|r| r.signature == "s.y").unwrap();
+        assert_eq!((sy.first_findings, sy.hits, sy.inputs), (0, 5, 2));
+        assert!(s.signatures.iter().any(|r| r.signature == UNCLASSIFIED));
+        assert_eq!(s.errors.len(), 2);
+        assert!(s.errors[1].diagnosed);
+        assert_eq!(s.databases.len(), 1);
+    }
+
+    #[test]
+    fn any_split_and_order_gives_the_same_summary() {
+        let lines = sample();
+        let mut whole = Summary::builder();
+        whole.add_json_lines("all", &lines.join("\n")).unwrap();
+        let mut split = Summary::builder();
+        split
+            .add_json_lines("2", &[&lines[3], &lines[0]].map(|s| s.as_str()).join("\n"))
+            .unwrap();
+        let rest: Vec<&str> = [5, 2, 1, 4].iter().map(|&i| lines[i].as_str()).collect();
+        split.add_json_lines("1", &rest.join("\n\n")).unwrap();
+        assert_eq!(whole.finish(), split.finish());
+    }
+
+    #[test]
+    fn bad_json_names_file_and_line() {
+        let mut b = Summary::builder();
+        let text = format!("{}\n{{\"input\": 3}}\n", sample()[0]);
+        let e = b
+            .add_json_lines("shard2.jsonl", &text)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("shard2.jsonl:2:"), "{e}");
+    }
+
+    #[test]
+    fn csv_and_human_render_every_row() {
+        let mut b = Summary::builder();
+        b.add_json_lines("x", &sample().join("\n")).unwrap();
+        let s = b.finish();
+        let csv = s.render_csv();
+        let rows: Vec<&str> = csv.lines().collect();
+        assert_eq!(rows.len(), 1 + s.signatures.len() + 2 + 2);
+        assert!(rows[1].starts_with("signature,a.x,c,2,2,3,a.log,c.log,,"));
+        assert!(csv.contains("error,,,,,,,,d.log,d.log: gzip stream: corrupt\n"));
+        assert_eq!(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
+        let human = s.render_human();
+        assert!(human.starts_with("6 inputs: 3 diagnosed, 2 without a diagnosis, 1 failed"));
+        assert!(human.contains("Inputs without a diagnosis (2):\n  b.log\n  f.log\n"));
+    }
+}
