@@ -170,7 +170,12 @@ impl SummaryBuilder {
                         line: i + 1,
                         column: e.column(),
                     },
-                    message: format!("not a faultline JSON report: {e}"),
+                    message: format!(
+                        "not a faultline JSON report: {}",
+                        e.to_string()
+                            .rsplit_once(" at line ")
+                            .map_or(e.to_string(), |(m, _)| m.to_string())
+                    ),
                 })
             })?;
             self.reports.push(r);

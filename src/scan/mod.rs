@@ -207,6 +207,9 @@ pub fn scan_reader(
     sink: &mut dyn FnMut(Hit),
 ) -> (ScanStats, Option<std::io::Error>) {
     let block = opts.block_size.max(1);
+    // Reads start small and double while they fill, so a sweep of many small compressed
+    // logs does not allocate and zero a full block per input.
+    let mut want = block.min(64 << 10);
     let cap = opts.max_line_bytes.max(1);
     let mut buf: Vec<u8> = Vec::new();
     let mut stats = ScanStats::default();
@@ -220,7 +223,7 @@ pub fn scan_reader(
     let mut eof = false;
     while !eof {
         let filled = buf.len();
-        buf.resize(filled + block, 0);
+        buf.resize(filled + want, 0);
         let mut got = filled;
         while got < buf.len() {
             match reader.read(&mut buf[got..]) {
@@ -236,6 +239,9 @@ pub fn scan_reader(
                     break;
                 }
             }
+        }
+        if got == buf.len() {
+            want = (want * 2).min(block);
         }
         buf.truncate(got);
         if got > filled {

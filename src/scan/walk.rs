@@ -213,14 +213,11 @@ fn walk_dir(root: &Path, follow: bool, globs: &Filter, excludes: &Filter, out: &
             continue;
         }
         let relative = relative_of(entry.path(), root);
-        if !globs.empty && !globs.matches(&relative) {
-            continue;
-        }
+        let (mut kind, mut dangling) = (ft, None);
         if ft.is_symlink() {
-            // Not followed (follow_links is off): a link to a file is scanned, a link to a
-            // directory is reported, a dangling link is an error.
+            // Not followed (follow_links is off): a link to a directory is reported whatever
+            // the globs (files below it could match), a dangling link that the globs select is an error.
             match std::fs::metadata(entry.path()) {
-                Ok(m) if m.is_file() => {}
                 Ok(m) if m.is_dir() => {
                     out.push(Entry::Skipped {
                         path: entry.into_path(),
@@ -228,27 +225,24 @@ fn walk_dir(root: &Path, follow: bool, globs: &Filter, excludes: &Filter, out: &
                     });
                     continue;
                 }
-                Ok(m) => {
-                    if let Some(kind) = special(&m.file_type()) {
-                        out.push(Entry::Skipped {
-                            path: entry.into_path(),
-                            reason: format!("symlink to {kind}"),
-                        });
-                        continue;
-                    }
-                }
-                Err(source) => {
-                    out.push(Entry::Failed(Error::Io {
-                        path: entry.into_path(),
-                        source,
-                    }));
-                    continue;
-                }
+                Ok(m) => kind = m.file_type(),
+                Err(source) => dangling = Some(source),
             }
-        } else if let Some(kind) = special(&ft) {
+        }
+        if !globs.empty && !globs.matches(&relative) {
+            continue;
+        }
+        if let Some(source) = dangling {
+            out.push(Entry::Failed(Error::Io {
+                path: entry.into_path(),
+                source,
+            }));
+            continue;
+        }
+        if let Some(what) = special(&kind) {
             out.push(Entry::Skipped {
                 path: entry.into_path(),
-                reason: kind.to_string(),
+                reason: what.to_string(),
             });
             continue;
         }
