@@ -11,21 +11,8 @@ use faultline::scan::{Input, ScanOptions};
 use faultline::Database;
 use serde_json::Value;
 
-fn faultline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run faultline")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{faultline, stderr, stdout};
 
 fn json_lines(o: &Output) -> Vec<Value> {
     stdout(o)

@@ -1,23 +1,10 @@
 //! The command line as a user meets it: the shipped example, JSON fields, errors, exit codes.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn faultline(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_faultline"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run faultline")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{faultline, stderr, stdout};
 
 #[test]
 fn example_log_names_the_attention_backend_first() {

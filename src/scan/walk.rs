@@ -15,8 +15,9 @@ use crate::error::{Error, Result};
 ///
 /// An input belongs to shard `1 + xxh3_64(relative path) mod N`, where the relative path is
 /// the input's path below the directory named on the command line (`/`-separated bytes), or
-/// the path as written for a file named directly. So every node of a job array, given the
-/// same root, agrees on the split without coordination, whatever the absolute mount point.
+/// the path as written for a file named directly (`-`, standard input, is in shard 1). So
+/// every node of a job array, given the same root, agrees on the split without coordination,
+/// whatever the absolute mount point.
 ///
 /// ```
 /// use faultline::scan::walk::Shard;
@@ -174,10 +175,10 @@ pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
         walk_dir(root, opts.follow, &globs, &excludes, &mut out);
     }
     if let Some(shard) = opts.shard {
+        // Standard input, skipped entries and walk errors are reported by shard 1 only.
         out.retain(|e| match e {
-            Entry::Input { relative, .. } => shard.contains(relative),
-            Entry::Skipped { path, .. } => shard.contains(&relative_of(path, Path::new(""))),
-            Entry::Failed(_) => shard.index == 1,
+            Entry::Input { path, relative } if path != Path::new("-") => shard.contains(relative),
+            _ => shard.index == 1,
         });
     }
     Ok(out)
