@@ -266,8 +266,8 @@ impl SummaryBuilder {
     }
 }
 
-/// Aligns rows into columns: counts right-aligned, text left-aligned.
-pub(crate) fn table(rows: &[Vec<String>]) -> String {
+/// Aligns rows into columns, text left-aligned; with `numbers_right`, numbers right-aligned.
+pub(crate) fn table(rows: &[Vec<String>], numbers_right: bool) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|c| {
@@ -287,7 +287,7 @@ pub(crate) fn table(rows: &[Vec<String>]) -> String {
             }
             let pad = widths[c] - v.chars().count();
             // Counts are right-aligned, text left-aligned.
-            if v.bytes().all(|b| b.is_ascii_digit()) && !v.is_empty() {
+            if numbers_right && !v.is_empty() && v.parse::<f64>().is_ok() {
                 line.push_str(&" ".repeat(pad));
                 line.push_str(v);
             } else {
@@ -359,7 +359,7 @@ impl Summary {
                     r.last_input.clone(),
                 ]);
             }
-            out.push_str(&table(&rows));
+            out.push_str(&table(&rows, true));
         }
         if !self.undiagnosed.is_empty() {
             let _ = writeln!(
