@@ -374,7 +374,12 @@ impl Summary {
         if !self.errors.is_empty() {
             let _ = writeln!(out, "\nInputs with errors ({}):", self.errors.len());
             for e in &self.errors {
-                let _ = writeln!(out, "  {}: {}", e.input, e.error);
+                // Error messages usually start with the path already.
+                if e.error.starts_with(&format!("{}: ", e.input)) {
+                    let _ = writeln!(out, "  {}", e.error);
+                } else {
+                    let _ = writeln!(out, "  {}: {}", e.input, e.error);
+                }
             }
         }
         out
@@ -532,5 +537,9 @@ mod tests {
         let human = s.render_human();
         assert!(human.starts_with("6 inputs: 3 diagnosed, 2 without a diagnosis, 1 failed"));
         assert!(human.contains("Inputs without a diagnosis (2):\n  b.log\n  f.log\n"));
+        assert!(
+            human.contains("\n  d.log: gzip stream: corrupt\n"),
+            "{human}"
+        );
     }
 }
