@@ -5,6 +5,10 @@
 //! [`Database`], which [`scan`] runs over inputs to produce hits, which [`analyze`] turns
 //! into a ranked [`report::Report`].
 //!
+//! Around that pipeline: [`scan::walk`] turns directories into the inputs of a sweep (globs,
+//! shards), [`summary`] tables many reports, [`corpus`] reads logs with expected answers,
+//! [`bench`](mod@bench) measures a signature set over a corpus and [`diff`] compares two sets.
+//!
 //! ```
 //! use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database};
 //! use std::path::Path;
