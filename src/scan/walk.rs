@@ -14,10 +14,10 @@ use crate::error::{Error, Result};
 /// One of N disjoint parts of a sweep (`--shard I/N`, I in 1..=N).
 ///
 /// An input belongs to shard `1 + xxh3_64(relative path) mod N`, where the relative path is
-/// the input's path below the directory named on the command line (`/`-separated bytes), or
-/// the path as written for a file named directly (`-`, standard input, is in shard 1). So
-/// every node of a job array, given the same root, agrees on the split without coordination,
-/// whatever the absolute mount point.
+/// the input's path below the directory named on the command line (`/`-separated, as UTF-8
+/// with U+FFFD for a byte that is not), or the path as written for a file named directly
+/// (`-`, standard input, is in shard 1). So every node of a job array, given the same root,
+/// agrees on the split without coordination, whatever the absolute mount point.
 ///
 /// ```
 /// use faultline::scan::walk::Shard;
