@@ -27,7 +27,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{Error, Location, Problem, Result};
-use crate::report::Report;
+use crate::report::{FindingRole, Report};
 use crate::signature::{location, toml_problem};
 
 /// The suffix of a sidecar file.
@@ -288,6 +288,12 @@ impl Case {
                 first.text
             )
         };
+        if !matches!(first.role, FindingRole::Cause | FindingRole::Unclassified) {
+            return Outcome::Fail(format!(
+                "expected a cause; {} (the log has no cause finding)",
+                found()
+            ));
+        }
         if !first.text.contains(&self.expect.root_cause) {
             return Outcome::Fail(format!(
                 "expected a line containing {:?}; {}",

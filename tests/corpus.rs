@@ -1,83 +1,41 @@
 //! The corpus of real failure logs: the first finding must be the labelled root cause for
 //! every log. Prints the top-1 accuracy.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use faultline::analyze::{analyze_input, AnalyzeOptions};
-use faultline::scan::{open, ScanOptions};
+use faultline::corpus::{load_dir, Case};
+use faultline::scan::{open, Input, ScanOptions};
 use faultline::Database;
 
-#[derive(serde::Deserialize)]
-struct Expect {
-    root_cause: String,
-    category: String,
-    signature: Option<String>,
-    source: String,
-    notes: String,
-}
-
-fn cases() -> Vec<(PathBuf, Expect)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let Some(stem) = name.strip_suffix(".expect.toml") else {
-            continue;
-        };
-        let text = std::fs::read_to_string(&path).unwrap();
-        let expect: Expect = toml::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let log = ["log", "log.gz", "log.zst"]
-            .iter()
-            .map(|ext| dir.join(format!("{stem}.{ext}")))
-            .find(|p| p.exists())
-            .unwrap_or_else(|| panic!("{name}: no log beside it"));
-        out.push((log, expect));
-    }
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
+fn cases() -> Vec<Case> {
+    let cases = load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(cases.len() >= 30, "the corpus holds {} logs", cases.len());
+    cases
 }
 
 #[test]
 fn corpus_top1_accuracy_is_100_percent() {
     let db = Database::embedded();
     let cases = cases();
-    assert!(cases.len() >= 30, "the corpus holds {} logs", cases.len());
     let mut failures = Vec::new();
-    for (log, expect) in &cases {
+    for case in &cases {
+        let e = &case.expect;
         assert!(
-            !expect.source.is_empty() && !expect.notes.is_empty(),
-            "{}: sidecar lacks source or notes",
-            log.display()
+            !e.source.is_empty() && !e.notes.is_empty(),
+            "{}: the sidecar must say where the log came from and why its answer is right",
+            case.sidecar.display()
         );
         let report = analyze_input(
             db,
-            open(log).unwrap(),
+            open(&case.log).unwrap(),
             &ScanOptions::default(),
             AnalyzeOptions::default(),
         );
-        let first = report.findings.first();
-        let ok = first.is_some_and(|f| {
-            f.text.contains(&expect.root_cause)
-                && expect
-                    .signature
-                    .as_ref()
-                    .is_none_or(|s| f.signature.as_ref() == Some(s))
-                && matches!(
-                    f.role,
-                    faultline::report::FindingRole::Cause
-                        | faultline::report::FindingRole::Unclassified
-                )
-        });
-        if !ok {
-            failures.push(format!(
-                "{}: expected {:?} ({}, {:?}), got {:?}",
-                log.display(),
-                expect.root_cause,
-                expect.category,
-                expect.signature,
-                first.map(|f| (f.role, &f.signature, f.line, &f.text))
-            ));
+        let outcome = case.check(&report);
+        if !outcome.is_pass() {
+            failures.push(format!("{}: {outcome}", case.log.display()));
         }
     }
     let passed = cases.len() - failures.len();
@@ -90,19 +48,16 @@ fn corpus_top1_accuracy_is_100_percent() {
 }
 
 #[test]
-fn corpus_findings_do_not_depend_on_chunking_or_threads() {
+fn corpus_findings_do_not_depend_on_chunking_threads_or_streaming() {
     let db = Database::embedded();
-    for (log, _) in cases() {
-        let whole = analyze_input(
-            db,
-            open(&log).unwrap(),
-            &ScanOptions {
-                threads: 1,
-                ..ScanOptions::default()
-            },
-            AnalyzeOptions::default(),
-        );
-        let bytes = std::fs::read(&log).unwrap();
+    for case in cases() {
+        let log = &case.log;
+        let one = ScanOptions {
+            threads: 1,
+            ..ScanOptions::default()
+        };
+        let whole = analyze_input(db, open(log).unwrap(), &one, AnalyzeOptions::default());
+        let bytes = std::fs::read(log).unwrap();
         for (threads, chunk, block) in [(2, 64, 7), (3, 1000, 4096)] {
             let opts = ScanOptions {
                 threads,
@@ -112,7 +67,7 @@ fn corpus_findings_do_not_depend_on_chunking_or_threads() {
             };
             let sliced = analyze_input(
                 db,
-                faultline::scan::Input::from_bytes(&log, bytes.clone()),
+                Input::from_bytes(log, bytes.clone()),
                 &opts,
                 AnalyzeOptions::default(),
             );
@@ -122,13 +77,10 @@ fn corpus_findings_do_not_depend_on_chunking_or_threads() {
                 "{} (chunked)",
                 log.display()
             );
+            let reader = Box::new(std::io::Cursor::new(bytes.clone()));
             let streamed = analyze_input(
                 db,
-                faultline::scan::Input::from_reader(
-                    &log,
-                    Box::new(std::io::Cursor::new(bytes.clone())),
-                )
-                .unwrap(),
+                Input::from_reader(log, reader).unwrap(),
                 &opts,
                 AnalyzeOptions::default(),
             );
