@@ -332,12 +332,10 @@ impl<'db> Profiler<'db> {
         }
         self.scratch.sort_unstable();
         self.scratch.dedup();
-        let patterns = &self.db.matcher().patterns;
+        let matcher = self.db.matcher();
         for &p in &self.scratch {
             let t = Instant::now();
-            let matched = patterns[p as usize]
-                .regex
-                .is_match(regex_automata::Input::new(line).earliest(true));
+            let matched = matcher.is_match(p as usize, line);
             let elapsed = t.elapsed();
             let slot = self.slot_of[p as usize];
             let (total, counted) = (&mut self.totals[slot], &mut self.counted[slot]);

@@ -1,10 +1,21 @@
-//! The default signature set, built into the binary from `signatures/`.
+//! The default signature set and its compiled archive, built into the binary from
+//! `signatures/` by build.rs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use crate::signature::{load_sources, SignatureSet, SourceFile};
+use crate::Database;
 
 include!(concat!(env!("OUT_DIR"), "/embedded_signatures.rs"));
+
+/// Keeps the archive 16-byte aligned in static memory, as the loader wants it.
+#[repr(C, align(16))]
+struct Aligned<T: ?Sized>(T);
+
+/// The archive build.rs compiled from `signatures/` (`faultline db compile signatures`).
+static ARCHIVE: &Aligned<[u8]> =
+    &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/embedded.fldb")));
 
 /// The embedded signature files, as a set (paths read `signatures/NAME`).
 pub fn signature_set() -> crate::Result<SignatureSet> {
@@ -17,4 +28,31 @@ pub fn signature_set() -> crate::Result<SignatureSet> {
             })
             .collect(),
     )
+}
+
+impl Database {
+    /// The embedded database's name, version and content hash, without loading it.
+    ///
+    /// ```
+    /// let (name, version, hash) = faultline::Database::embedded_identity();
+    /// let db = faultline::Database::embedded();
+    /// assert_eq!((name, version, hash), (db.name(), db.version(), db.hash()));
+    /// ```
+    pub fn embedded_identity() -> (&'static str, &'static str, &'static str) {
+        (DB_NAME, DB_VERSION, DB_HASH)
+    }
+
+    /// The default database, loaded from the archive that the build compiled from the
+    /// signature files built into this binary: no regex is compiled at start-up.
+    ///
+    /// build.rs compiles the archive from `signatures/` and loads it back to run every
+    /// example, so a bad signature set fails the build and the archive always loads.
+    pub fn embedded() -> &'static Database {
+        static DB: OnceLock<Database> = OnceLock::new();
+        DB.get_or_init(|| {
+            #[allow(clippy::expect_used)]
+            Database::from_static_archive(&ARCHIVE.0, Path::new("<embedded database>"))
+                .expect("the embedded archive loads (checked by build.rs)")
+        })
+    }
 }

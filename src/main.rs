@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use faultline::analyze::{analyze_path, AnalyzeOptions, Analyzer};
 use faultline::bench::{self, BenchOptions, Corpus};
+use faultline::compile::archive::{Archive, FORMAT, MAX_DFA_BYTES};
 use faultline::report::{render_human, Report};
 use faultline::scan::walk::{walk, Entry, Shard, WalkOptions};
 use faultline::scan::ScanOptions;
@@ -67,6 +68,9 @@ struct SetArgs {
     /// Switch off the signature with this id (repeatable).
     #[arg(long, value_name = "ID")]
     disable: Vec<String>,
+    /// Use the compiled database archive FILE (from `faultline db compile`).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["signatures", "add_signatures", "disable"])]
+    db: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -132,10 +136,19 @@ struct BenchArgs {
 
 #[derive(Subcommand)]
 enum DbCommand {
-    /// Validate a signature directory: run every example and counterexample.
+    /// Validate a signature directory: run every example and counterexample, through the
+    /// compiled regexes and through the archive `db compile` would write.
     Check {
         /// The directory (default: the embedded set).
         dir: Option<PathBuf>,
+    },
+    /// Compile a signature directory into a database archive for `scan --db FILE`.
+    Compile {
+        /// The directory (default: the embedded set).
+        dir: Option<PathBuf>,
+        /// The archive file to write.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: PathBuf,
     },
     /// List the signatures.
     List {
@@ -215,6 +228,9 @@ fn load_set(args: &SetArgs) -> Result<SignatureSet, Error> {
 }
 
 fn database(args: &SetArgs) -> Result<&'static Database, Error> {
+    if let Some(file) = &args.db {
+        return Ok(Box::leak(Box::new(Database::open(file)?)));
+    }
     if args.signatures.is_none() && args.add_signatures.is_empty() && args.disable.is_empty() {
         return Ok(Database::embedded());
     }
@@ -464,8 +480,14 @@ fn run_db(cmd: DbCommand) -> u8 {
                 Some(d) => load_dir(d),
                 None => faultline::compile::embedded_set(),
             };
-            match set.and_then(|s| Database::compile(&s).map(|db| (s, db))) {
-                Ok((set, db)) => {
+            let checked = set.and_then(|s| {
+                let db = Database::compile(&s)?;
+                let archive = db.to_archive(MAX_DFA_BYTES)?;
+                Database::from_archive_bytes(&archive.bytes)?.check_examples(&s)?;
+                Ok((s, db, archive))
+            });
+            match checked {
+                Ok((set, db, archive)) => {
                     let examples: usize = set.signatures.iter().map(|s| s.examples.len()).sum();
                     let counter: usize =
                         set.signatures.iter().map(|s| s.counterexamples.len()).sum();
@@ -481,6 +503,35 @@ fn run_db(cmd: DbCommand) -> u8 {
                         anchors.len(),
                         if packed { "SIMD packed searcher" } else { "general automaton" },
                     ));
+                    out(&archive_summary(&db, &archive));
+                    EXIT_DIAGNOSED
+                }
+                Err(e) => {
+                    error_line(&e);
+                    EXIT_ERROR
+                }
+            }
+        }
+        DbCommand::Compile { dir, output } => {
+            let set = match &dir {
+                Some(d) => load_dir(d),
+                None => faultline::compile::embedded_set(),
+            };
+            match set
+                .and_then(|s| Database::compile(&s))
+                .and_then(|db| db.write_archive(&output, MAX_DFA_BYTES).map(|a| (db, a)))
+            {
+                Ok((db, archive)) => {
+                    out(&format!(
+                        "{}: {} {} (hash {}), {} signatures, {} bytes\n",
+                        output.display(),
+                        db.name(),
+                        db.version(),
+                        db.hash(),
+                        db.signatures().len(),
+                        archive.bytes.len(),
+                    ));
+                    out(&archive_summary(&db, &archive));
                     EXIT_DIAGNOSED
                 }
                 Err(e) => {
@@ -559,13 +610,34 @@ fn run_db(cmd: DbCommand) -> u8 {
     }
 }
 
+/// How an archive confirms lines: stored DFAs, and the patterns left to compile at first use.
+fn archive_summary(db: &Database, archive: &Archive) -> String {
+    let mut text = format!(
+        "archive format {FORMAT}: {} patterns confirmed by stored DFAs ({} KiB), {} compiled at first use (DFA over {} KiB)\n",
+        archive.dfas,
+        archive.dfa_bytes / 1024,
+        archive.lazy.len(),
+        MAX_DFA_BYTES / 1024,
+    );
+    for (p, reason) in &archive.lazy {
+        let owner = db
+            .signatures()
+            .iter()
+            .find(|s| s.patterns.contains(p))
+            .map_or("?", |s| s.id.as_str());
+        text.push_str(&format!(
+            "  {owner}: pattern {:?} has no stored DFA: {reason}\n",
+            db.pattern_sources()[*p as usize]
+        ));
+    }
+    text
+}
+
 fn main() -> ExitCode {
+    let (name, db_version, hash) = Database::embedded_identity();
     let version = format!(
-        "{} (database {} {}, hash {})",
+        "{} (database {name} {db_version}, hash {hash})",
         env!("CARGO_PKG_VERSION"),
-        Database::embedded().name(),
-        Database::embedded().version(),
-        Database::embedded().hash()
     );
     let matches = Cli::command()
         .version(&*Box::leak(version.into_boxed_str()))

@@ -2,8 +2,12 @@
 //! automaton over just that line names the patterns whose literals it holds, and only those
 //! patterns' regexes confirm.
 
+use std::sync::OnceLock;
+
 use aho_corasick::{packed, AhoCorasick, MatchKind};
 use regex_automata::{meta, util::syntax, Input};
+
+use super::archive::Dfas;
 
 /// Structural lines the analysis needs, found by the same scan as the signatures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,7 +75,31 @@ pub(crate) fn build_regex(pattern: &str) -> Result<meta::Regex, meta::BuildError
 
 pub(crate) struct CompiledPattern {
     pub owner: Owner,
-    pub regex: meta::Regex,
+    pub confirm: Confirm,
+}
+
+/// How a pattern confirms a candidate line.
+pub(crate) enum Confirm {
+    /// A regex compiled from source (a database compiled from signature files).
+    Regex(meta::Regex),
+    /// A pattern of a loaded archive: its stored DFA when it has one, else (its DFA was over
+    /// the size limit) a regex built from `source` at first use.
+    Archived {
+        has_dfa: bool,
+        source: Box<str>,
+        lazy: OnceLock<Option<meta::Regex>>,
+    },
+}
+
+impl Confirm {
+    /// The confirmation of a pattern stored in an archive.
+    pub fn archived(source: &str, has_dfa: bool) -> Confirm {
+        Confirm::Archived {
+            has_dfa,
+            source: source.into(),
+            lazy: OnceLock::new(),
+        }
+    }
 }
 
 enum Prefilter {
@@ -111,6 +139,8 @@ pub(crate) struct Matcher {
     members: Vec<Vec<u8>>,
     member_patterns: Vec<Vec<u32>>,
     pub patterns: Vec<CompiledPattern>,
+    /// The DFAs of a loaded archive, by pattern index.
+    dfas: Option<Dfas>,
 }
 
 impl Matcher {
@@ -118,6 +148,17 @@ impl Matcher {
     pub fn new(
         patterns: Vec<CompiledPattern>,
         required: &[Vec<Vec<u8>>],
+    ) -> Result<Matcher, String> {
+        Matcher::build(patterns, required, None, None)
+    }
+
+    /// Builds the matcher; `anchors` (stored in an archive) skips choosing them again, and
+    /// `dfas` are a loaded archive's confirmation automata.
+    pub fn build(
+        patterns: Vec<CompiledPattern>,
+        required: &[Vec<Vec<u8>>],
+        anchors: Option<Vec<Vec<u8>>>,
+        dfas: Option<Dfas>,
     ) -> Result<Matcher, String> {
         let mut members: Vec<Vec<u8>> = Vec::new();
         let mut index = std::collections::HashMap::new();
@@ -132,7 +173,7 @@ impl Matcher {
                 member_patterns[i].push(p as u32);
             }
         }
-        let anchors = super::literals::choose_anchors(&members);
+        let anchors = anchors.unwrap_or_else(|| super::literals::choose_anchors(&members));
         let prefilter = if anchors.len() <= super::literals::MAX_ANCHORS {
             packed::Config::new()
                 .match_kind(packed::MatchKind::LeftmostFirst)
@@ -163,7 +204,35 @@ impl Matcher {
             members,
             member_patterns,
             patterns,
+            dfas,
         })
+    }
+
+    /// Whether pattern `p` matches anywhere in `line` (unanchored, stopping at the earliest
+    /// match).
+    pub fn is_match(&self, p: usize, line: &[u8]) -> bool {
+        let Some(pat) = self.patterns.get(p) else {
+            return false;
+        };
+        let input = Input::new(line).earliest(true);
+        match &pat.confirm {
+            Confirm::Regex(re) => re.is_match(input),
+            Confirm::Archived {
+                has_dfa,
+                source,
+                lazy,
+            } => {
+                if *has_dfa {
+                    if let Some(found) = self.dfas.as_ref().and_then(|d| d.is_match(p, &input)) {
+                        return found;
+                    }
+                }
+                // No stored DFA, or one that cannot answer (a DFA with quit bytes): the regex.
+                lazy.get_or_init(|| build_regex(source).ok())
+                    .as_ref()
+                    .is_some_and(|re| re.is_match(input))
+            }
+        }
     }
 
     /// The start of the first anchor occurrence in `hay[start..]`, as an index into `hay`.
@@ -195,9 +264,8 @@ impl Matcher {
         scratch.candidates.sort_unstable();
         scratch.candidates.dedup();
         for &p in &scratch.candidates {
-            let pat = &self.patterns[p as usize];
-            if pat.regex.is_match(Input::new(line).earliest(true)) {
-                match pat.owner {
+            if self.is_match(p as usize, line) {
+                match self.patterns[p as usize].owner {
                     Owner::Signature(s) => {
                         if out.signatures.last() != Some(&s) {
                             out.signatures.push(s);

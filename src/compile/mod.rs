@@ -1,12 +1,13 @@
 //! From a [`SignatureSet`] to a ready-to-scan [`Database`]: pattern checks, literal
 //! extraction, the two-stage matcher, and every example and counterexample run through it.
 
+pub mod archive;
 pub mod literals;
 mod matcher;
 
 use std::sync::OnceLock;
 
-pub(crate) use matcher::{build_regex, CompiledPattern, Matcher, Owner, MARKERS};
+pub(crate) use matcher::{build_regex, CompiledPattern, Confirm, Matcher, Owner, MARKERS};
 pub use matcher::{LineMatch, Marker, Scratch};
 
 use crate::error::{Error, Problem, Result};
@@ -206,7 +207,7 @@ impl Database {
                 pattern_sources.push(pat.value.clone());
                 compiled.push(CompiledPattern {
                     owner: Owner::Signature(si as u32),
-                    regex,
+                    confirm: Confirm::Regex(regex),
                 });
                 required.push(req);
             }
@@ -243,8 +244,9 @@ impl Database {
             required.push(literals::required(&hir).unwrap_or_default());
             compiled.push(CompiledPattern {
                 owner: Owner::Marker(marker),
-                regex: build_regex(pat)
-                    .map_err(|e| Error::Limit(format!("internal marker: {e}")))?,
+                confirm: Confirm::Regex(
+                    build_regex(pat).map_err(|e| Error::Limit(format!("internal marker: {e}")))?,
+                ),
             });
         }
         let matcher = Matcher::new(compiled, &required).map_err(Error::Limit)?;
@@ -264,10 +266,19 @@ impl Database {
         Ok(db)
     }
 
-    fn check_examples(&self, set: &SignatureSet) -> Result<()> {
+    /// Runs every example and counterexample of `set` through this database (as compiled
+    /// from `set`, or loaded from an archive of it): each example must match its signature
+    /// through the full pipeline, no counterexample may match.
+    pub fn check_examples(&self, set: &SignatureSet) -> Result<()> {
         let mut problems = Vec::new();
         for (si, sig) in set.signatures.iter().enumerate() {
-            let info = &self.signatures[si];
+            let Some(info) = self.signatures.get(si).filter(|i| i.id == sig.id) else {
+                problems.push(Problem {
+                    location: set.locate(&sig.span),
+                    message: format!("signature {} is not in this database", sig.id),
+                });
+                continue;
+            };
             for ex in &sig.examples {
                 let hit = self.match_line(ex.value.trim_end_matches(['\n', '\r']).as_bytes());
                 if !hit.signatures.contains(&(si as u32)) {
@@ -282,7 +293,7 @@ impl Database {
                 if info
                     .patterns
                     .iter()
-                    .any(|&p| self.matcher.patterns[p as usize].regex.is_match(line))
+                    .any(|&p| self.matcher.is_match(p as usize, line))
                 {
                     problems.push(Problem {
                         location: set.locate(&cx.span),
@@ -296,19 +307,6 @@ impl Database {
         } else {
             Err(Error::Signatures { problems })
         }
-    }
-
-    /// The database compiled from the signature files built into this binary.
-    ///
-    /// The embedded files are checked by the test suite, so they always compile.
-    pub fn embedded() -> &'static Database {
-        static DB: OnceLock<Database> = OnceLock::new();
-        DB.get_or_init(|| {
-            #[allow(clippy::expect_used)]
-            let set = embedded_set().expect("embedded signatures load (checked by tests)");
-            #[allow(clippy::expect_used)]
-            Database::compile(&set).expect("embedded signatures compile (checked by tests)")
-        })
     }
 
     /// The database's name, from `db.toml`.

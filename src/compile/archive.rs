@@ -1,0 +1,763 @@
+//! The compiled database as a file: an rkyv archive behind a small header, validated on load
+//! and used in place.
+//!
+//! Layout (all integers little-endian):
+//!
+//! | bytes  | field                                                        |
+//! |--------|--------------------------------------------------------------|
+//! | 0..8   | magic `\x89FLTLN\r\n`                                        |
+//! | 8..12  | archive format ([`FORMAT`])                                  |
+//! | 12..16 | reserved, zero                                               |
+//! | 16..24 | payload length in bytes                                      |
+//! | 24..32 | xxh3-64 of the payload                                       |
+//! | 32..   | the rkyv payload (16-byte aligned in the buffer it is read into) |
+//!
+//! The payload holds the metadata, pattern sources, per-pattern required literals, the
+//! prefilter anchors and, per pattern, a serialised dense DFA (regex-automata) that confirms
+//! candidate lines. Loading checks the header, the hash, validates the payload with bytecheck,
+//! checks every index it holds and validates each DFA (`DFA::from_bytes`), which then borrows
+//! its transition table from the buffer: no copy. The aho-corasick prefilter and literal
+//! automaton cannot be serialised; they are rebuilt at load from the stored literals, which
+//! takes a fraction of a millisecond. A pattern whose DFA would exceed the size limit stores
+//! only its source and is compiled to a regex the first time it must confirm a line.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::nfa::thompson;
+use regex_automata::util::syntax;
+use regex_automata::Input;
+use rkyv::rancor;
+use rkyv::util::AlignedVec;
+
+use super::matcher::{CompiledPattern, Confirm, Matcher, Owner, MARKERS};
+use super::{Database, SignatureInfo};
+use crate::error::{Error, Result};
+use crate::signature::{Role, Severity};
+
+/// The archive format this faultline reads and writes. Bump it on any change of the payload
+/// types below or of the header (`tests::layout_fingerprint` fails until you do).
+pub const FORMAT: u32 = 1;
+/// The first bytes of every archive.
+pub const MAGIC: [u8; 8] = *b"\x89FLTLN\r\n";
+/// Header bytes before the payload; a multiple of 16 so the payload stays aligned.
+const HEADER: usize = 32;
+/// Default cap on one pattern's serialised DFA; a larger one is left out of the archive.
+pub const MAX_DFA_BYTES: usize = 1 << 20;
+/// Largest archive file read.
+pub const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
+
+/// The serialised database. Owners: `marker == 0` means signature `signature`; otherwise
+/// the pattern is the structural marker with that bit.
+#[derive(rkyv::Archive, rkyv::Serialize)]
+struct Payload {
+    name: String,
+    version: String,
+    hash: String,
+    signatures: Vec<SignatureRecord>,
+    /// Signature patterns first (in index order), then the markers in [`MARKERS`] order.
+    patterns: Vec<PatternRecord>,
+    anchors: Vec<Vec<u8>>,
+}
+
+#[derive(rkyv::Archive, rkyv::Serialize)]
+struct SignatureRecord {
+    id: String,
+    revision: u32,
+    title: String,
+    role: u8,
+    severity: u8,
+    category: String,
+    tags: Vec<String>,
+    priority: i32,
+    remediation: String,
+    source: String,
+    patterns: Vec<u32>,
+}
+
+#[derive(rkyv::Archive, rkyv::Serialize)]
+struct PatternRecord {
+    signature: u32,
+    marker: u8,
+    source: String,
+    required: Vec<Vec<u8>>,
+    /// The dense DFA as `to_bytes_little_endian` wrote it, in 4-byte words so that rkyv
+    /// aligns it as `DFA::from_bytes` requires; `dfa_len` is its length in bytes.
+    dfa: Option<Vec<u32>>,
+    dfa_len: u32,
+}
+
+/// A written archive and what went into it.
+#[derive(Clone, Debug)]
+pub struct Archive {
+    /// The file's bytes.
+    pub bytes: Vec<u8>,
+    /// Patterns (markers included) confirmed by a stored DFA.
+    pub dfas: usize,
+    /// Total bytes of the stored DFAs.
+    pub dfa_bytes: usize,
+    /// Signature patterns stored as source only (DFA over the limit), with the reason; their
+    /// regex is compiled at first use.
+    pub lazy: Vec<(u32, String)>,
+}
+
+fn role_code(r: Role) -> u8 {
+    match r {
+        Role::Cause => 0,
+        Role::Symptom => 1,
+        Role::Noise => 2,
+    }
+}
+
+fn role_from(c: u8) -> Option<Role> {
+    Some(match c {
+        0 => Role::Cause,
+        1 => Role::Symptom,
+        2 => Role::Noise,
+        _ => return None,
+    })
+}
+
+fn severity_code(s: Severity) -> u8 {
+    match s {
+        Severity::Fatal => 0,
+        Severity::Error => 1,
+        Severity::Warning => 2,
+        Severity::Info => 3,
+    }
+}
+
+fn severity_from(c: u8) -> Option<Severity> {
+    Some(match c {
+        0 => Severity::Fatal,
+        1 => Severity::Error,
+        2 => Severity::Warning,
+        3 => Severity::Info,
+        _ => return None,
+    })
+}
+
+/// Builds the confirmation DFA of one pattern in faultline's dialect: Unicode off, any byte,
+/// unanchored start only. `Err` says why it is left out (over `limit` bytes, or unsupported).
+fn build_dfa(pattern: &str, limit: usize) -> Result<Vec<u32>, String> {
+    let dfa = dense::Builder::new()
+        .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .thompson(
+            thompson::Config::new()
+                .utf8(false)
+                .nfa_size_limit(Some(4 << 20)),
+        )
+        .configure(
+            dense::Config::new()
+                .start_kind(StartKind::Unanchored)
+                .dfa_size_limit(Some(limit))
+                .determinize_size_limit(Some(limit.saturating_mul(4))),
+        )
+        .build(pattern)
+        .map_err(|e| e.to_string())?;
+    let (bytes, pad) = dfa.to_bytes_little_endian();
+    let bytes = &bytes[pad..];
+    if bytes.len() > limit {
+        return Err(format!(
+            "DFA is {} bytes, over the {limit}-byte limit",
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks(4)
+        .map(|c| {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            u32::from_le_bytes(w)
+        })
+        .collect())
+}
+
+impl Database {
+    /// Serialises the database as an archive file's bytes, building each pattern's DFA;
+    /// a DFA over `max_dfa_bytes` (see [`MAX_DFA_BYTES`]) is left out and its pattern's
+    /// regex compiled at first use instead.
+    ///
+    /// ```
+    /// use faultline::{compile::archive::MAX_DFA_BYTES, Database};
+    ///
+    /// let db = Database::embedded();
+    /// let archive = db.to_archive(MAX_DFA_BYTES).unwrap();
+    /// let loaded = Database::from_archive_bytes(&archive.bytes).unwrap();
+    /// assert_eq!(loaded.hash(), db.hash());
+    /// ```
+    pub fn to_archive(&self, max_dfa_bytes: usize) -> Result<Archive> {
+        let mut required: Vec<Vec<Vec<u8>>> = vec![Vec::new(); self.matcher.patterns.len()];
+        for (member, owners) in self.matcher.members() {
+            for &p in owners {
+                if let Some(r) = required.get_mut(p as usize) {
+                    r.push(member.to_vec());
+                }
+            }
+        }
+        let mut out = Archive {
+            bytes: Vec::new(),
+            dfas: 0,
+            dfa_bytes: 0,
+            lazy: Vec::new(),
+        };
+        let mut patterns = Vec::with_capacity(self.matcher.patterns.len());
+        for (p, (pat, required)) in self.matcher.patterns.iter().zip(required).enumerate() {
+            let (signature, marker, source) = match pat.owner {
+                Owner::Signature(s) => (s, 0, self.pattern_sources[p].as_str()),
+                Owner::Marker(m) => {
+                    let source = MARKERS
+                        .iter()
+                        .find(|(k, _)| *k == m)
+                        .map(|(_, s)| *s)
+                        .unwrap_or_default();
+                    (0, m as u8, source)
+                }
+            };
+            let (dfa, dfa_len) = match build_dfa(source, max_dfa_bytes) {
+                Ok(words) => {
+                    let len = words.len() * 4;
+                    out.dfas += 1;
+                    out.dfa_bytes += len;
+                    (Some(words), len as u32)
+                }
+                Err(reason) if marker == 0 => {
+                    out.lazy.push((p as u32, reason));
+                    (None, 0)
+                }
+                Err(reason) => {
+                    return Err(Error::Limit(format!(
+                        "internal marker pattern has no DFA: {reason}"
+                    )))
+                }
+            };
+            patterns.push(PatternRecord {
+                signature,
+                marker,
+                source: source.to_string(),
+                required,
+                dfa,
+                dfa_len,
+            });
+        }
+        let payload = Payload {
+            name: self.name.clone(),
+            version: self.version.clone(),
+            hash: self.hash.clone(),
+            signatures: self
+                .signatures
+                .iter()
+                .map(|s| SignatureRecord {
+                    id: s.id.clone(),
+                    revision: s.revision,
+                    title: s.title.clone(),
+                    role: role_code(s.role),
+                    severity: severity_code(s.severity),
+                    category: s.category.clone(),
+                    tags: s.tags.clone(),
+                    priority: s.priority,
+                    remediation: s.remediation.clone(),
+                    source: s.source.clone(),
+                    patterns: s.patterns.clone(),
+                })
+                .collect(),
+            patterns,
+            anchors: self.matcher.anchors().to_vec(),
+        };
+        let body = rkyv::to_bytes::<rancor::Error>(&payload)
+            .map_err(|e| Error::Limit(format!("cannot serialise the database: {e}")))?;
+        let mut bytes = Vec::with_capacity(HEADER + body.len());
+        bytes.extend_from_slice(&MAGIC);
+        bytes.extend_from_slice(&FORMAT.to_le_bytes());
+        bytes.extend_from_slice(&0u32.to_le_bytes());
+        bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes());
+        bytes.extend_from_slice(&body);
+        out.bytes = bytes;
+        Ok(out)
+    }
+
+    /// Writes the database as an archive file (through a temporary file and a rename, so a
+    /// reader never sees half a file).
+    pub fn write_archive(&self, path: &Path, max_dfa_bytes: usize) -> Result<Archive> {
+        let archive = self.to_archive(max_dfa_bytes)?;
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut tmp = path.as_os_str().to_owned();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        std::fs::write(&tmp, &archive.bytes).map_err(io)?;
+        std::fs::rename(&tmp, path).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(e)
+        })?;
+        Ok(archive)
+    }
+
+    /// Opens a database archive written by [`Database::write_archive`] (`faultline db
+    /// compile`). The file is read into one aligned buffer, checked (header, format, content
+    /// hash, bytecheck validation, every index, every DFA) and used in place.
+    pub fn open(path: &Path) -> Result<Database> {
+        let io = |source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let hint = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let mut buf = AlignedVec::<16>::with_capacity(hint.min(MAX_ARCHIVE_BYTES) as usize);
+        buf.extend_from_reader(&mut file.take(MAX_ARCHIVE_BYTES + 1))
+            .map_err(io)?;
+        if buf.len() as u64 > MAX_ARCHIVE_BYTES {
+            return Err(archive_error(
+                path,
+                format!("larger than {MAX_ARCHIVE_BYTES} bytes; not a faultline archive"),
+            ));
+        }
+        load(Backing::Heap(buf), path)
+    }
+
+    /// Loads a database from an archive's bytes (copied once into an aligned buffer).
+    /// Errors name the source `<archive>`.
+    pub fn from_archive_bytes(bytes: &[u8]) -> Result<Database> {
+        let mut buf = AlignedVec::<16>::with_capacity(bytes.len());
+        buf.extend_from_slice(bytes);
+        load(Backing::Heap(buf), Path::new("<archive>"))
+    }
+
+    /// Loads a database from an archive in static memory (the embedded default database).
+    /// The bytes must start 16-byte aligned, else they are copied into an aligned buffer.
+    pub(crate) fn from_static_archive(bytes: &'static [u8], name: &Path) -> Result<Database> {
+        if bytes.as_ptr() as usize % 16 == 0 {
+            load(Backing::Static(bytes), name)
+        } else {
+            let mut buf = AlignedVec::<16>::with_capacity(bytes.len());
+            buf.extend_from_slice(bytes);
+            load(Backing::Heap(buf), name)
+        }
+    }
+}
+
+/// The bytes an archive database lives in.
+pub(crate) enum Backing {
+    Static(&'static [u8]),
+    Heap(AlignedVec<16>),
+}
+
+impl Backing {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Backing::Static(b) => b,
+            Backing::Heap(v) => v.as_slice(),
+        }
+    }
+}
+
+type DfaList<'a> = Vec<Option<dense::DFA<&'a [u32]>>>;
+
+self_cell::self_cell!(
+    /// The archive's buffer and the DFAs that borrow their tables from it, by pattern index.
+    pub(crate) struct Dfas {
+        owner: Backing,
+        #[covariant]
+        dependent: DfaList,
+    }
+);
+
+impl Dfas {
+    /// Runs pattern `p`'s DFA: `Some(found)`, or `None` if it has no DFA or the DFA cannot
+    /// answer (a search error), in which case the caller uses the regex.
+    pub fn is_match(&self, p: usize, input: &Input<'_>) -> Option<bool> {
+        let dfa = self.borrow_dependent().get(p)?.as_ref()?;
+        dfa.try_search_fwd(input).ok().map(|m| m.is_some())
+    }
+}
+
+fn archive_error(path: &Path, reason: impl Into<String>) -> Error {
+    let reason: String = reason.into();
+    Error::Archive {
+        path: path.to_path_buf(),
+        reason: reason.replace(['\n', '\r'], " "),
+    }
+}
+
+fn le_u32(b: &[u8], at: usize) -> u32 {
+    let mut w = [0u8; 4];
+    w.copy_from_slice(&b[at..at + 4]);
+    u32::from_le_bytes(w)
+}
+
+fn le_u64(b: &[u8], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Checks the header and hash; returns the payload's offset range.
+fn check_header(bytes: &[u8], path: &Path) -> Result<std::ops::Range<usize>> {
+    let recompile = "recompile with `faultline db compile`";
+    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+        return Err(archive_error(
+            path,
+            "not a faultline database archive (bad magic bytes)",
+        ));
+    }
+    if bytes.len() < HEADER {
+        return Err(archive_error(
+            path,
+            format!(
+                "truncated: {} bytes, shorter than the {HEADER}-byte header",
+                bytes.len()
+            ),
+        ));
+    }
+    let format = le_u32(bytes, 8);
+    if format != FORMAT {
+        let advice = if format > FORMAT {
+            format!("upgrade faultline or {recompile}")
+        } else {
+            recompile.to_string()
+        };
+        return Err(archive_error(
+            path,
+            format!("archive format {format}, this faultline reads format {FORMAT}; {advice}"),
+        ));
+    }
+    if le_u32(bytes, 12) != 0 {
+        return Err(archive_error(
+            path,
+            "corrupt header (reserved bytes are not zero)",
+        ));
+    }
+    let len = le_u64(bytes, 16);
+    let have = (bytes.len() - HEADER) as u64;
+    if len != have {
+        let what = if have < len {
+            "truncated"
+        } else {
+            "trailing bytes"
+        };
+        return Err(archive_error(
+            path,
+            format!("{what}: the header says {len} payload bytes, the file holds {have}"),
+        ));
+    }
+    let payload = &bytes[HEADER..];
+    let want = le_u64(bytes, 24);
+    let got = xxhash_rust::xxh3::xxh3_64(payload);
+    if want != got {
+        return Err(archive_error(
+            path,
+            format!("content hash mismatch (stored {want:016x}, computed {got:016x}): the file is corrupt; {recompile}"),
+        ));
+    }
+    Ok(HEADER..bytes.len())
+}
+
+/// What `load` takes from the validated payload before the buffer moves into [`Dfas`].
+struct Parts {
+    name: String,
+    version: String,
+    hash: String,
+    signatures: Vec<SignatureInfo>,
+    pattern_sources: Vec<String>,
+    patterns: Vec<CompiledPattern>,
+    required: Vec<Vec<Vec<u8>>>,
+    anchors: Vec<Vec<u8>>,
+    /// Per pattern, the byte range of its DFA in the buffer.
+    dfa_ranges: Vec<Option<std::ops::Range<usize>>>,
+}
+
+fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
+    let range = check_header(bytes, path)?;
+    let payload = &bytes[range.clone()];
+    let archived = rkyv::access::<ArchivedPayload, rancor::Error>(payload)
+        .map_err(|e| archive_error(path, format!("invalid archive payload: {e}")))?;
+    let bad = |what: String| archive_error(path, format!("invalid archive: {what}"));
+    let n_sigs = archived.signatures.len();
+    let n_pats = archived.patterns.len();
+    let n_sig_pats = n_pats.checked_sub(MARKERS.len()).ok_or_else(|| {
+        bad(format!(
+            "{n_pats} patterns, fewer than the {} markers",
+            MARKERS.len()
+        ))
+    })?;
+    if n_sig_pats > super::MAX_PATTERNS {
+        return Err(bad(format!("{n_sig_pats} patterns, over the limit")));
+    }
+    let mut signatures = Vec::with_capacity(n_sigs);
+    for (si, s) in archived.signatures.iter().enumerate() {
+        let role = role_from(s.role).ok_or_else(|| bad(format!("signature {si}: role code")))?;
+        let severity = severity_from(s.severity)
+            .ok_or_else(|| bad(format!("signature {si}: severity code")))?;
+        let mut pats = Vec::with_capacity(s.patterns.len());
+        for p in s.patterns.iter() {
+            let p = p.to_native();
+            let owner = archived.patterns.get(p as usize);
+            match owner {
+                Some(o)
+                    if (p as usize) < n_sig_pats && o.marker == 0 && o.signature == si as u32 =>
+                {
+                    pats.push(p)
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "signature {si} lists pattern {p}, not its own"
+                    )))
+                }
+            }
+        }
+        signatures.push(SignatureInfo {
+            id: s.id.to_string(),
+            revision: s.revision.to_native(),
+            title: s.title.to_string(),
+            role,
+            severity,
+            category: s.category.to_string(),
+            tags: s.tags.iter().map(|t| t.to_string()).collect(),
+            priority: s.priority.to_native(),
+            remediation: s.remediation.to_string(),
+            source: s.source.to_string(),
+            patterns: pats,
+        });
+    }
+    let base = bytes.as_ptr() as usize;
+    let mut patterns = Vec::with_capacity(n_pats);
+    let mut required = Vec::with_capacity(n_pats);
+    let mut dfa_ranges = Vec::with_capacity(n_pats);
+    let mut pattern_sources = Vec::with_capacity(n_sig_pats);
+    for (p, rec) in archived.patterns.iter().enumerate() {
+        let owner = if p < n_sig_pats {
+            let s = rec.signature.to_native();
+            if rec.marker != 0 || s as usize >= n_sigs {
+                return Err(bad(format!("pattern {p} names signature {s} of {n_sigs}")));
+            }
+            if !signatures[s as usize].patterns.contains(&(p as u32)) {
+                return Err(bad(format!("pattern {p} is not listed by its signature")));
+            }
+            pattern_sources.push(rec.source.to_string());
+            Owner::Signature(s)
+        } else {
+            let (marker, source) = MARKERS[p - n_sig_pats];
+            if rec.marker != marker as u8 || rec.source.as_str() != source {
+                return Err(archive_error(
+                    path,
+                    "built by a faultline with other structural markers; recompile with `faultline db compile`",
+                ));
+            }
+            Owner::Marker(marker)
+        };
+        let mut req = Vec::with_capacity(rec.required.len());
+        for m in rec.required.iter() {
+            if m.is_empty() {
+                return Err(bad(format!("pattern {p} has an empty required literal")));
+            }
+            req.push(m.as_slice().to_vec());
+        }
+        if req.is_empty() {
+            return Err(bad(format!("pattern {p} has no required literal")));
+        }
+        required.push(req);
+        let dfa_range = match rec.dfa.as_ref() {
+            Some(words) => {
+                let len = rec.dfa_len.to_native() as usize;
+                let start = words.as_ptr() as usize - base;
+                if len > words.len() * 4 {
+                    return Err(bad(format!("pattern {p}: DFA length")));
+                }
+                Some(start..start + len)
+            }
+            None => None,
+        };
+        patterns.push(CompiledPattern {
+            owner,
+            confirm: Confirm::archived(&rec.source, dfa_range.is_some()),
+        });
+        dfa_ranges.push(dfa_range);
+    }
+    let mut anchors = Vec::with_capacity(archived.anchors.len());
+    for a in archived.anchors.iter() {
+        if a.is_empty() {
+            return Err(bad("empty anchor".into()));
+        }
+        anchors.push(a.as_slice().to_vec());
+    }
+    Ok(Parts {
+        name: archived.name.to_string(),
+        version: archived.version.to_string(),
+        hash: archived.hash.to_string(),
+        signatures,
+        pattern_sources,
+        patterns,
+        required,
+        anchors,
+        dfa_ranges,
+    })
+}
+
+fn load(backing: Backing, path: &Path) -> Result<Database> {
+    let parts = parts(backing.bytes(), path)?;
+    let ranges = &parts.dfa_ranges;
+    let dfas = Dfas::try_new(backing, |b| -> Result<DfaList<'_>> {
+        let bytes = b.bytes();
+        ranges
+            .iter()
+            .enumerate()
+            .map(|(p, r)| {
+                let Some(r) = r else { return Ok(None) };
+                let slice = bytes.get(r.clone()).unwrap_or_default();
+                dense::DFA::from_bytes(slice)
+                    .map(|(dfa, _)| Some(dfa))
+                    .map_err(|e| {
+                        archive_error(
+                            path,
+                            format!("pattern {p}: stored DFA is not usable ({e}); recompile with `faultline db compile`"),
+                        )
+                    })
+            })
+            .collect()
+    })?;
+    let matcher = Matcher::build(
+        parts.patterns,
+        &parts.required,
+        Some(parts.anchors),
+        Some(dfas),
+    )
+    .map_err(|e| archive_error(path, format!("invalid archive: {e}")))?;
+    // Every required literal the anchors are chosen to cover (see `choose_anchors`) must
+    // hold an anchor, else the prefilter would skip lines the compiled database finds.
+    for (member, _) in matcher.members() {
+        if member.len() >= super::literals::MIN_LITERAL
+            && matcher.find_candidate(member, 0).is_none()
+        {
+            return Err(archive_error(
+                path,
+                "invalid archive: a required literal holds no prefilter anchor",
+            ));
+        }
+    }
+    let capture_regexes = parts
+        .pattern_sources
+        .iter()
+        .map(|_| OnceLock::new())
+        .collect();
+    Ok(Database {
+        name: parts.name,
+        version: parts.version,
+        hash: parts.hash,
+        signatures: parts.signatures,
+        pattern_sources: parts.pattern_sources,
+        matcher,
+        capture_regexes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A payload with one of everything, independent of anchor choice and DFA building.
+    fn sample() -> Payload {
+        Payload {
+            name: "n".into(),
+            version: "v".into(),
+            hash: "h".into(),
+            signatures: vec![SignatureRecord {
+                id: "a.b.c".into(),
+                revision: 1,
+                title: "t".into(),
+                role: 0,
+                severity: 1,
+                category: "c".into(),
+                tags: vec!["x".into()],
+                priority: -1,
+                remediation: "r".into(),
+                source: "s".into(),
+                patterns: vec![0],
+            }],
+            patterns: vec![PatternRecord {
+                signature: 0,
+                marker: 0,
+                source: "boom".into(),
+                required: vec![b"boom".to_vec()],
+                dfa: Some(vec![1, 2, 3]),
+                dfa_len: 12,
+            }],
+            anchors: vec![b"boom".to_vec()],
+        }
+    }
+
+    #[test]
+    fn layout_fingerprint() {
+        let bytes = rkyv::to_bytes::<rancor::Error>(&sample()).unwrap();
+        let fingerprint = xxhash_rust::xxh3::xxh3_64(&bytes);
+        // Recorded for FORMAT 1. If this fails, the payload layout changed: bump FORMAT (so
+        // older archives get the "archive format N" message) and record the new value.
+        assert_eq!(
+            (FORMAT, HEADER, fingerprint),
+            (1, 32, 0x959f_d493_2a9c_d656),
+            "payload layout changed: bump FORMAT and record {fingerprint:#x}"
+        );
+    }
+
+    fn header(format: u32) -> Vec<u8> {
+        let mut b = MAGIC.to_vec();
+        b.extend_from_slice(&format.to_le_bytes());
+        b.extend_from_slice(&[0; 20]);
+        b
+    }
+
+    #[test]
+    fn format_mismatch_says_what_to_do() {
+        let path = Path::new("db.fl");
+        let older = check_header(&header(FORMAT - 1), path)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            older,
+            format!(
+                "db.fl: archive format {}, this faultline reads format {FORMAT}; recompile with `faultline db compile`",
+                FORMAT - 1
+            )
+        );
+        let newer = check_header(&header(FORMAT + 1), path)
+            .unwrap_err()
+            .to_string();
+        assert!(newer.contains("upgrade faultline"), "{newer}");
+    }
+
+    #[test]
+    fn header_damage_is_named() {
+        let path = Path::new("db.fl");
+        let mut b = header(FORMAT);
+        b[12] = 1;
+        let e = check_header(&b, path).unwrap_err().to_string();
+        assert!(e.contains("reserved"), "{e}");
+        let e = check_header(&b[..20], path).unwrap_err().to_string();
+        assert!(e.contains("shorter than the 32-byte header"), "{e}");
+        let mut b = header(FORMAT);
+        b.extend_from_slice(b"extra");
+        let e = check_header(&b, path).unwrap_err().to_string();
+        assert!(e.contains("trailing bytes"), "{e}");
+    }
+
+    #[test]
+    fn codes_round_trip() {
+        for r in [Role::Cause, Role::Symptom, Role::Noise] {
+            assert_eq!(role_from(role_code(r)), Some(r));
+        }
+        for s in [
+            Severity::Fatal,
+            Severity::Error,
+            Severity::Warning,
+            Severity::Info,
+        ] {
+            assert_eq!(severity_from(severity_code(s)), Some(s));
+        }
+        assert_eq!(role_from(3), None);
+        assert_eq!(severity_from(4), None);
+    }
+}
