@@ -613,8 +613,9 @@ fn run_db(cmd: DbCommand) -> u8 {
 /// How an archive confirms lines: stored DFAs, and the patterns left to compile at first use.
 fn archive_summary(db: &Database, archive: &Archive) -> String {
     let mut text = format!(
-        "archive format {FORMAT}: {} patterns confirmed by stored DFAs ({} KiB), {} compiled at first use (DFA over {} KiB)\n",
+        "archive format {FORMAT}: {} of {} patterns confirmed by stored DFAs ({} KiB with the structural markers'), {} compiled at first use (DFA over {} KiB)\n",
         archive.dfas,
+        db.pattern_sources().len(),
         archive.dfa_bytes / 1024,
         archive.lazy.len(),
         MAX_DFA_BYTES / 1024,

@@ -91,6 +91,7 @@ fn archive_confirms_every_line_as_the_compiled_regexes_do() {
     let compiled = Database::compile(set).unwrap();
     let archive = compiled.to_archive(MAX_DFA_BYTES).unwrap();
     assert!(archive.lazy.is_empty(), "{:?}", archive.lazy);
+    assert_eq!(archive.dfas, compiled.pattern_sources().len());
     let loaded = Database::from_archive_bytes(&archive.bytes).unwrap();
     let lines = lines(set);
     assert_same(&compiled, &loaded, &lines);
@@ -106,6 +107,10 @@ fn patterns_over_the_dfa_limit_are_compiled_at_first_use() {
     let archive = compiled.to_archive(64 << 10).unwrap();
     assert!(!archive.lazy.is_empty());
     assert!(archive.dfas > archive.lazy.len());
+    assert_eq!(
+        archive.dfas + archive.lazy.len(),
+        compiled.pattern_sources().len()
+    );
     for (p, reason) in &archive.lazy {
         assert!((*p as usize) < compiled.pattern_sources().len());
         assert!(!reason.is_empty());
@@ -337,7 +342,10 @@ fn at(frac: u16, len: usize) -> usize {
 
 /// Applies `m` to `bytes[start..]`.
 fn apply(m: &Mutation, bytes: &mut Vec<u8>, start: usize) {
-    let n = bytes.len() - start;
+    let n = bytes.len().saturating_sub(start);
+    if n == 0 && !matches!(m, Mutation::Insert { .. }) {
+        return;
+    }
     match m {
         Mutation::Truncate(f) => bytes.truncate(start + at(*f, n)),
         Mutation::Flip(flips) => {
@@ -357,7 +365,11 @@ fn apply(m: &Mutation, bytes: &mut Vec<u8>, start: usize) {
             let i = start + at(*f, n);
             bytes.splice(i..i, ins.iter().copied());
         }
-        Mutation::Header { at, mask } => bytes[*at as usize] ^= mask,
+        Mutation::Header { at, mask } => {
+            if let Some(b) = bytes.get_mut(*at as usize) {
+                *b ^= mask;
+            }
+        }
     }
 }
 
@@ -444,4 +456,61 @@ fn magic_and_format_lead_the_file() {
     let bytes = &small().bytes;
     assert_eq!(bytes[..8], MAGIC);
     assert_eq!(bytes[8..12], FORMAT.to_le_bytes());
+}
+
+#[test]
+fn a_pattern_over_the_dfa_limit_is_named_by_db_check_and_still_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("db.toml"),
+        "name = \"t\"\nversion = \"2026.12.0\"\nformat = 1\n",
+    )
+    .unwrap();
+    // The DFA of `[ab]*a[ab]{16}` needs 2^17 states: far over the 1 MiB limit.
+    let example = format!("boom {} end", "a".repeat(17));
+    std::fs::write(
+        dir.path().join("t.toml"),
+        format!(
+            "[[signature]]\nid = \"test.dfa.blowup\"\nrevision = 1\ntitle = \"t\"\nrole = \"cause\"\nseverity = \"error\"\ncategory = \"c\"\npatterns = ['boom [ab]*a[ab]{{16}} end']\nremediation = \"r\"\nsource = \"s\"\nexamples = ['{example}']\ncounterexamples = ['boom b end']\n"
+        ),
+    )
+    .unwrap();
+    let faultline = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_faultline"))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let d = dir.path().to_str().unwrap();
+    let (code, out) = faultline(&["db", "check", d]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("0 of 1 patterns confirmed by stored DFAs"),
+        "{out}"
+    );
+    assert!(
+        out.contains("test.dfa.blowup: pattern \"boom [ab]*a[ab]{16} end\" has no stored DFA"),
+        "{out}"
+    );
+    let db = dir.path().join("t.fl");
+    let log = dir.path().join("x.log");
+    std::fs::write(&log, format!("start\n{example}\nboom b end\n")).unwrap();
+    let (code, out) = faultline(&["db", "compile", d, "-o", db.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}");
+    let (code, out) = faultline(&[
+        "scan",
+        "--format",
+        "json",
+        "--db",
+        db.to_str().unwrap(),
+        log.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{out}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(v["findings"][0]["signature"], "test.dfa.blowup", "{out}");
+    assert_eq!(v["findings"][0]["line"], 2, "{out}");
 }

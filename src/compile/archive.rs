@@ -94,9 +94,9 @@ struct PatternRecord {
 pub struct Archive {
     /// The file's bytes.
     pub bytes: Vec<u8>,
-    /// Patterns (markers included) confirmed by a stored DFA.
+    /// Signature patterns confirmed by a stored DFA (the structural markers always are).
     pub dfas: usize,
-    /// Total bytes of the stored DFAs.
+    /// Total bytes of the stored DFAs, the markers' included.
     pub dfa_bytes: usize,
     /// Signature patterns stored as source only (DFA over the limit), with the reason; their
     /// regex is compiled at first use.
@@ -219,7 +219,7 @@ impl Database {
             let (dfa, dfa_len) = match build_dfa(source, max_dfa_bytes) {
                 Ok(words) => {
                     let len = words.len() * 4;
-                    out.dfas += 1;
+                    out.dfas += usize::from(marker == 0);
                     out.dfa_bytes += len;
                     (Some(words), len as u32)
                 }
@@ -306,16 +306,35 @@ impl Database {
             path: path.to_path_buf(),
             source,
         };
-        let file = std::fs::File::open(path).map_err(io)?;
-        let hint = file.metadata().map(|m| m.len()).unwrap_or(0);
-        let mut buf = AlignedVec::<16>::with_capacity(hint.min(MAX_ARCHIVE_BYTES) as usize);
-        buf.extend_from_reader(&mut file.take(MAX_ARCHIVE_BYTES + 1))
-            .map_err(io)?;
-        if buf.len() as u64 > MAX_ARCHIVE_BYTES {
-            return Err(archive_error(
+        let mut file = std::fs::File::open(path).map_err(io)?;
+        let meta = file.metadata().map_err(io)?;
+        let too_large = || {
+            archive_error(
                 path,
                 format!("larger than {MAX_ARCHIVE_BYTES} bytes; not a faultline archive"),
-            ));
+            )
+        };
+        let mut buf = AlignedVec::<16>::new();
+        if meta.is_file() {
+            // One read of the known size into a buffer that never reallocates.
+            if meta.len() > MAX_ARCHIVE_BYTES {
+                return Err(too_large());
+            }
+            buf.reserve_exact(meta.len() as usize);
+            buf.resize(meta.len() as usize, 0);
+            file.read_exact(buf.as_mut_slice()).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    archive_error(path, "truncated while being read")
+                } else {
+                    io(e)
+                }
+            })?;
+        } else {
+            buf.extend_from_reader(&mut file.take(MAX_ARCHIVE_BYTES + 1))
+                .map_err(io)?;
+            if buf.len() as u64 > MAX_ARCHIVE_BYTES {
+                return Err(too_large());
+            }
         }
         load(Backing::Heap(buf), path)
     }
