@@ -178,6 +178,24 @@ fn embedded_signatures_dir_and_archive_file_give_identical_json() {
         diagnosed * 4 >= n * 3,
         "{diagnosed} of {n} logs have findings"
     );
+    // Listing and exporting read the same metadata and sources from the file.
+    for args in [
+        &["db", "list", "--format", "json"][..],
+        &["db", "export"][..],
+    ] {
+        let run = |extra: &[&str]| {
+            let o = Command::new(env!("CARGO_BIN_EXE_faultline"))
+                .args(args)
+                .args(extra)
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(0), "{args:?} {extra:?}");
+            String::from_utf8(o.stdout).unwrap()
+        };
+        let embedded = run(&[]);
+        assert!(embedded.lines().count() > 100, "{args:?}");
+        assert_eq!(embedded, run(&["--db", db.to_str().unwrap()]), "{args:?}");
+    }
     assert_eq!(
         (embedded.1, embedded.0.len()),
         (from_dir.1, from_dir.0.len())
