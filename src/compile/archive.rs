@@ -18,7 +18,7 @@
 //! checks every index it holds and validates each DFA (`DFA::from_bytes`), which then borrows
 //! its transition table from the buffer: no copy. The aho-corasick prefilter and literal
 //! automaton cannot be serialised; they are rebuilt at load from the stored literals, which
-//! takes a fraction of a millisecond. A pattern whose DFA would exceed the size limit stores
+//! takes about a millisecond for the full database (benches/load.rs). A pattern whose DFA would exceed the size limit stores
 //! only its source and is compiled to a regex the first time it must confirm a line.
 
 use std::io::Read;
@@ -142,6 +142,8 @@ fn severity_from(c: u8) -> Option<Severity> {
 /// Builds the confirmation DFA of one pattern in faultline's dialect: Unicode off, any byte,
 /// unanchored start only. `Err` says why it is left out (over `limit` bytes, or unsupported).
 fn build_dfa(pattern: &str, limit: usize) -> Result<Vec<u32>, String> {
+    // The stored length is a u32.
+    let limit = limit.min(u32::MAX as usize);
     let dfa = dense::Builder::new()
         .syntax(syntax::Config::new().unicode(false).utf8(false))
         .thompson(
@@ -761,6 +763,22 @@ mod tests {
         b.extend_from_slice(b"extra");
         let e = check_header(&b, path).unwrap_err().to_string();
         assert!(e.contains("trailing bytes"), "{e}");
+    }
+
+    #[test]
+    fn the_embedded_database_confirms_with_stored_dfas_only() {
+        let db = Database::embedded();
+        let line = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.";
+        assert!(!db.match_line(line).signatures.is_empty());
+        for (p, pat) in db.matcher.patterns.iter().enumerate() {
+            match &pat.confirm {
+                Confirm::Archived { has_dfa, lazy, .. } => {
+                    assert!(*has_dfa, "pattern {p} has no DFA");
+                    assert!(lazy.get().is_none(), "pattern {p} compiled a regex");
+                }
+                Confirm::Regex(_) => panic!("pattern {p} was compiled at load"),
+            }
+        }
     }
 
     #[test]
