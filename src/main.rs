@@ -124,8 +124,9 @@ struct BenchArgs {
     corpus: PathBuf,
     #[command(flatten)]
     set: SetArgs,
-    /// A second signature directory to run on the same corpus, shown side by side.
-    #[arg(long, value_name = "DIR")]
+    /// A second signature set to run on the same corpus, shown side by side: a signature
+    /// directory or a compiled archive (`faultline db compile`).
+    #[arg(long, value_name = "DIR|FILE")]
     against: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "human")]
     format: Format,
@@ -416,8 +417,12 @@ fn run_bench(args: BenchArgs) -> Result<u8, Error> {
     let corpus = Corpus::load(&args.corpus)?;
     let mut dbs = vec![database(&args.set)?];
     if let Some(dir) = &args.against {
-        let db: &'static Database = Box::leak(Box::new(Database::compile(&load_dir(dir)?)?));
-        dbs.push(db);
+        let db = if dir.is_file() {
+            Database::open(dir)?
+        } else {
+            Database::compile(&load_dir(dir)?)?
+        };
+        dbs.push(Box::leak(Box::new(db)));
     }
     let opts = BenchOptions {
         min_time,

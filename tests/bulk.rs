@@ -470,3 +470,27 @@ fn db_diff_lists_changes_and_changed_diagnoses() {
         "{text}"
     );
 }
+
+#[test]
+fn bench_against_a_compiled_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("old.fl");
+    let archive = archive.to_str().unwrap();
+    let o = faultline(&["db", "compile", OLD, "-o", archive]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = faultline(&[
+        "bench",
+        "--corpus",
+        "tests/corpus",
+        "--against",
+        archive,
+        "--min-time",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    let text = v.to_string();
+    assert!(text.contains(&version_of(OLD)), "{text}");
+}
