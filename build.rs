@@ -20,6 +20,11 @@ mod signature;
 #[path = "src/compile/mod.rs"]
 mod compile;
 
+// The anchor choice estimates how often literals occur on a generated serving log.
+#[allow(dead_code)]
+#[path = "src/synth.rs"]
+mod synth;
+
 /// What the compile module calls "the embedded set": at build time, `signatures/` itself.
 mod embedded {
     pub fn signature_set() -> crate::Result<crate::signature::SignatureSet> {

@@ -36,6 +36,7 @@ pub mod report;
 pub mod scan;
 pub mod signature;
 pub mod summary;
+pub mod synth;
 
 pub use compile::Database;
 pub use error::{Error, Result};

@@ -200,16 +200,87 @@ pub fn rarity(bytes: &[u8]) -> usize {
         .sum()
 }
 
+/// Longest anchor considered: longer substrings are rarer but shared by fewer literals.
+const MAX_ANCHOR_LEN: usize = 12;
+/// Bytes of generated healthy serving log that anchor frequencies are estimated on.
+const BACKGROUND_BYTES: usize = 192 << 10;
+/// Modelled cost of confirming one candidate line, in nanoseconds (line bounds, the
+/// literal automaton and a regex or two over a ~200-byte line).
+const CONFIRM_NS: f64 = 600.0;
+/// Modelled cost of verifying one fingerprint hit of the packed searcher, in nanoseconds.
+const VERIFY_NS: f64 = 10.0;
+
+/// A sample of healthy serving log (generated, fixed seed) that stands for "ordinary text"
+/// when anchors are weighed by how often they would fire.
+pub fn background() -> &'static [u8] {
+    static BG: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BG.get_or_init(|| {
+        let mut v = Vec::with_capacity(BACKGROUND_BYTES + 4096);
+        crate::synth::LogGen::new(crate::synth::SynthOptions {
+            seed: 0x00ba_c6d0,
+            non_ascii: 0.01,
+            long_line_rate: 0.0,
+            ..crate::synth::SynthOptions::default()
+        })
+        .fill(&mut v, BACKGROUND_BYTES);
+        v
+    })
+}
+
+/// Modelled prefilter cost in nanoseconds per byte for `n` anchors (the packed searcher
+/// slows as its buckets fill: measured on a 2-core x86-64 with AVX2, see BENCHMARKS.md).
+fn searcher_ns_per_byte(n: usize) -> f64 {
+    match n {
+        0..=8 => 0.10,
+        9..=16 => 0.12,
+        17..=32 => 0.28,
+        33..=MAX_ANCHORS => 0.38,
+        _ => 4.0,
+    }
+}
+
+/// One substring that may become an anchor.
+struct Candidate<'a> {
+    bytes: &'a [u8],
+    /// Members (by index) that contain it.
+    who: Vec<usize>,
+    /// Occurrences per byte of ordinary text.
+    freq: f64,
+    /// Modelled nanoseconds per scanned byte it adds: confirming the lines it occurs on,
+    /// and verifying the packed searcher's fingerprint hits on its first four bytes.
+    cost: f64,
+}
+
+/// An anchor set and its modelled cost.
+#[derive(Clone, Debug)]
+pub struct AnchorChoice {
+    /// The anchors, each a substring of at least one member; every member of at least
+    /// [`MIN_LITERAL`] bytes contains one.
+    pub anchors: Vec<Vec<u8>>,
+    /// Per anchor: expected occurrences per MiB of ordinary serving log.
+    pub per_mib: Vec<f64>,
+}
+
 /// Chooses anchors: short substrings such that every member contains at least one.
 ///
-/// Greedy set cover over substrings of 4 to 8 bytes, weighing how many members a substring
-/// covers against how rare it is in log text. Each member is covered; the result holds at
-/// most as many anchors as members.
-pub fn choose_anchors(members: &[Vec<u8>]) -> Vec<Vec<u8>> {
+/// Weighted greedy set cover over substrings of 4 to 12 bytes, each weighed by how often it
+/// occurs in ordinary log text ([`background`]) plus a per-anchor price; the price that
+/// minimises the modelled scan cost (searcher speed for that many anchors plus confirming
+/// the expected candidates) wins. Rare literals are preferred; a frequent substring is
+/// picked only when it lets the packed searcher stay small.
+pub fn choose_anchors(members: &[Vec<u8>]) -> AnchorChoice {
+    choose_anchors_in(members, background())
+}
+
+/// [`choose_anchors`] with frequencies estimated on `sample`.
+pub fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorChoice {
     let mut covers: HashMap<&[u8], Vec<usize>> = HashMap::new();
     for (i, m) in members.iter().enumerate() {
+        if m.len() < MIN_LITERAL {
+            continue;
+        }
         let mut seen = HashSet::new();
-        for len in MIN_LITERAL..=m.len().min(8) {
+        for len in MIN_LITERAL..=m.len().min(MAX_ANCHOR_LEN) {
             for w in m.windows(len) {
                 if seen.insert(w) {
                     covers.entry(w).or_default().push(i);
@@ -217,34 +288,309 @@ pub fn choose_anchors(members: &[Vec<u8>]) -> Vec<Vec<u8>> {
             }
         }
     }
-    let mut candidates: Vec<(&[u8], Vec<usize>)> = covers.into_iter().collect();
-    candidates.sort_by(|a, b| a.0.cmp(b.0));
-    let mut covered = vec![false; members.len()];
-    let mut left = members.iter().filter(|m| m.len() >= MIN_LITERAL).count();
-    let mut anchors = Vec::new();
-    while left > 0 {
-        let mut best: Option<(usize, usize)> = None;
-        for (ci, (sub, who)) in candidates.iter().enumerate() {
-            let gain = who.iter().filter(|&&i| !covered[i]).count();
-            if gain == 0 {
+    let mut cands: Vec<Candidate> = covers
+        .into_iter()
+        .map(|(bytes, who)| Candidate {
+            bytes,
+            who,
+            freq: 0.0,
+            cost: 0.0,
+        })
+        .collect();
+    cands.sort_by(|a, b| a.bytes.cmp(b.bytes));
+    estimate_frequencies(&mut cands, sample);
+    let prefix_freq: HashMap<&[u8], f64> = cands
+        .iter()
+        .filter(|c| c.bytes.len() == MIN_LITERAL)
+        .map(|c| (c.bytes, c.freq))
+        .collect();
+    for c in &mut cands {
+        let f4 = prefix_freq
+            .get(&c.bytes[..MIN_LITERAL])
+            .copied()
+            .unwrap_or(c.freq);
+        c.cost = c.freq * CONFIRM_NS + f4 * VERIFY_NS;
+    }
+    // Of the substrings that cover exactly the same members, only the rarest can be chosen
+    // (ties: the longest, then the first); this shrinks the cover's work many times over.
+    let mut by_who: HashMap<&[usize], usize> = HashMap::new();
+    for (i, c) in cands.iter().enumerate() {
+        let slot = by_who.entry(c.who.as_slice()).or_insert(i);
+        let k = &cands[*slot];
+        if (c.cost, std::cmp::Reverse(c.bytes.len())) < (k.cost, std::cmp::Reverse(k.bytes.len())) {
+            *slot = i;
+        }
+    }
+    let mut keep: Vec<usize> = by_who.into_values().collect();
+    keep.sort_unstable();
+    let mut slots: Vec<Option<Candidate>> = cands.into_iter().map(Some).collect();
+    let cands: Vec<Candidate> = keep.iter().filter_map(|&i| slots[i].take()).collect();
+    let needed = members.iter().filter(|m| m.len() >= MIN_LITERAL).count();
+    // Per-anchor prices, in occurrences per byte: 0 picks the rarest substrings whatever
+    // their number; larger prices trade rarity for sharing.
+    let mut prices = vec![0.0];
+    let mut p = 1e-6;
+    while p < 1.0 {
+        prices.push(p);
+        // Finer steps where the anchor count crosses the packed searcher's limit.
+        p *= if p < 1e-3 { 4.0 } else { 1.4 };
+    }
+    let freq = byte_freqs(sample);
+    let mut best: Option<(f64, Vec<usize>)> = None;
+    let mut fewest: Option<Vec<usize>> = None;
+    for price in prices {
+        let chosen = weighted_cover(&cands, members.len(), needed, price);
+        if chosen.len() > MAX_ANCHORS {
+            // Over the limit: only as a last resort, the fewest anchors.
+            if fewest.as_ref().is_none_or(|f| chosen.len() < f.len()) {
+                fewest = Some(chosen);
+            }
+            continue;
+        }
+        let bytes: Vec<&[u8]> = chosen.iter().map(|&c| cands[c].bytes).collect();
+        let order = teddy_order(&bytes, &freq, sample);
+        let cost = searcher_ns_per_byte(chosen.len())
+            + fingerprint_passes(&bytes, &order, sample) * VERIFY_NS
+            + chosen.iter().map(|&c| cands[c].cost).sum::<f64>();
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            best = Some((cost, order.into_iter().map(|i| chosen[i]).collect()));
+        }
+    }
+    let chosen = best.map(|(_, c)| c).or(fewest).unwrap_or_default();
+    AnchorChoice {
+        anchors: chosen.iter().map(|&c| cands[c].bytes.to_vec()).collect(),
+        per_mib: chosen
+            .iter()
+            .map(|&c| cands[c].freq * (1 << 20) as f64)
+            .collect(),
+    }
+}
+
+/// How often each byte occurs in a sample, per byte (never zero).
+struct Freqs {
+    bytes: [f64; 256],
+}
+
+fn byte_freqs(sample: &[u8]) -> Freqs {
+    let mut counts = [1u64; 256];
+    for &b in sample {
+        counts[b as usize] += 1;
+    }
+    let total = (sample.len() + 256) as f64;
+    Freqs {
+        bytes: counts.map(|n| n as f64 / total),
+    }
+}
+
+/// Buckets of aho-corasick's packed (Teddy) searcher for `n` patterns.
+fn teddy_buckets(n: usize) -> usize {
+    if n > 32 {
+        16
+    } else {
+        8
+    }
+}
+
+/// A Teddy bucket's fingerprint: per leading byte position, the low and high nibbles seen.
+#[derive(Clone, Copy, Default)]
+struct Fingerprint {
+    lo: [u16; MIN_LITERAL],
+    hi: [u16; MIN_LITERAL],
+}
+
+impl Fingerprint {
+    fn with(mut self, anchor: &[u8]) -> Fingerprint {
+        for (j, &b) in anchor.iter().take(MIN_LITERAL).enumerate() {
+            self.lo[j] |= 1 << (b & 0xf);
+            self.hi[j] |= 1 << (b >> 4);
+        }
+        self
+    }
+
+    /// Chance that a text position passes this fingerprint, its bytes taken as independent
+    /// (a pair model of ordinary text was tried and ordered buckets worse).
+    fn pass_rate(&self, freq: &Freqs) -> f64 {
+        let mut rate = 1.0;
+        for j in 0..MIN_LITERAL {
+            let mut q = 0.0;
+            for hi in bits(self.hi[j]) {
+                for lo in bits(self.lo[j]) {
+                    q += freq.bytes[hi << 4 | lo];
+                }
+            }
+            rate *= q;
+        }
+        rate
+    }
+}
+
+/// The set bits of `mask`, as indices.
+fn bits(mask: u16) -> impl Iterator<Item = usize> {
+    (0..16).filter(move |i| mask & (1 << i) != 0)
+}
+
+/// Orders anchors so that aho-corasick's packed searcher, which deals pattern `i` to bucket
+/// `B - 1 - i % B`, groups anchors with alike leading bytes: a bucket's fingerprint accepts
+/// any mix of its members' nibbles, so mixing unlike anchors makes it fire on ordinary text.
+/// Greedy: each anchor goes to the bucket whose modelled pass rate grows least.
+/// The greedy deal is a model; the plain order is kept when it passes less often on `sample`.
+fn teddy_order(anchors: &[&[u8]], freq: &Freqs, sample: &[u8]) -> Vec<usize> {
+    let greedy = teddy_deal(anchors, freq);
+    let plain: Vec<usize> = (0..anchors.len()).collect();
+    if fingerprint_passes(anchors, &plain, sample) < fingerprint_passes(anchors, &greedy, sample) {
+        plain
+    } else {
+        greedy
+    }
+}
+
+fn teddy_deal(anchors: &[&[u8]], freq: &Freqs) -> Vec<usize> {
+    let n = anchors.len();
+    let b = teddy_buckets(n);
+    // Bucket k receives the ids i with B - 1 - i % B == k.
+    let capacity: Vec<usize> = (0..b)
+        .map(|k| (0..n).filter(|i| b - 1 - i % b == k).count())
+        .collect();
+    let mut prints = vec![Fingerprint::default(); b];
+    let mut rates = vec![0.0; b];
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); b];
+    // Anchors whose leading bytes are rarest first: they are the cheapest to keep apart.
+    let mut todo: Vec<usize> = (0..n).collect();
+    let alone = |i: &usize| Fingerprint::default().with(anchors[*i]).pass_rate(freq);
+    todo.sort_by(|x, y| alone(x).total_cmp(&alone(y)).then(x.cmp(y)));
+    for i in todo {
+        let mut best: Option<(f64, usize)> = None;
+        for k in 0..b {
+            if members[k].len() >= capacity[k] {
                 continue;
             }
-            // Coverage counts most, rarity breaks the tie between wide-covering strings.
-            let score = gain * 64 + rarity(sub) * 4 + sub.len();
-            if best.is_none_or(|(_, s)| score > s) {
-                best = Some((ci, score));
+            let grown = prints[k].with(anchors[i]).pass_rate(freq) - rates[k];
+            if best.is_none_or(|(g, _)| grown < g) {
+                best = Some((grown, k));
             }
         }
-        let Some((ci, _)) = best else { break };
-        for &i in &candidates[ci].1 {
-            if !covered[i] {
-                covered[i] = true;
+        if let Some((_, k)) = best {
+            prints[k] = prints[k].with(anchors[i]);
+            rates[k] = prints[k].pass_rate(freq);
+            members[k].push(i);
+        }
+    }
+    let mut order = Vec::with_capacity(n);
+    let mut next = vec![0usize; b];
+    for id in 0..n {
+        let k = b - 1 - id % b;
+        if let Some(&i) = members[k].get(next[k]) {
+            order.push(i);
+            next[k] += 1;
+        }
+    }
+    order
+}
+
+/// Bucket fingerprint passes per byte of `sample`, counted exactly (a bucket passing at a
+/// position costs a verification of its members), with anchors dealt to buckets in `order`.
+fn fingerprint_passes(anchors: &[&[u8]], order: &[usize], sample: &[u8]) -> f64 {
+    let b = teddy_buckets(anchors.len());
+    // accept[j][byte]: the buckets whose fingerprint admits `byte` at position j.
+    let mut prints = vec![Fingerprint::default(); b];
+    for (id, &i) in order.iter().enumerate() {
+        let k = b - 1 - id % b;
+        prints[k] = prints[k].with(anchors[i]);
+    }
+    let mut accept = [[0u16; 256]; MIN_LITERAL];
+    for (k, p) in prints.iter().enumerate() {
+        for (j, row) in accept.iter_mut().enumerate() {
+            for (byte, slot) in row.iter_mut().enumerate() {
+                if p.lo[j] & (1 << (byte & 0xf)) != 0 && p.hi[j] & (1 << (byte >> 4)) != 0 {
+                    *slot |= 1 << k;
+                }
+            }
+        }
+    }
+    let passes: u64 = sample
+        .windows(MIN_LITERAL)
+        .map(|w| {
+            (accept[0][w[0] as usize]
+                & accept[1][w[1] as usize]
+                & accept[2][w[2] as usize]
+                & accept[3][w[3] as usize])
+                .count_ones() as u64
+        })
+        .sum();
+    passes as f64 / sample.len().max(1) as f64
+}
+
+/// Counts every candidate's occurrences in `sample` (one overlapping automaton pass) and
+/// turns them into occurrences per byte.
+fn estimate_frequencies(cands: &mut [Candidate], sample: &[u8]) {
+    let mut counts = vec![0u64; cands.len()];
+    if let Ok(ac) = aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::Standard)
+        .build(cands.iter().map(|c| c.bytes))
+    {
+        for m in ac.find_overlapping_iter(sample) {
+            counts[m.pattern().as_usize()] += 1;
+        }
+    }
+    let len = sample.len().max(1) as f64;
+    let mut bytes = [1u64; 256];
+    for &b in sample {
+        bytes[b as usize] += 1;
+    }
+    for (c, n) in cands.iter_mut().zip(counts) {
+        c.freq = if n > 0 {
+            n as f64 / len
+        } else {
+            // Unseen: at most half an occurrence, less when its bytes are rare (an
+            // independent-bytes model), so longer and rarer substrings still rank first.
+            let model: f64 = c
+                .bytes
+                .iter()
+                .map(|&b| bytes[b as usize] as f64 / len)
+                .product();
+            model.min(0.5 / len)
+        };
+    }
+}
+
+/// Greedy weighted set cover: repeatedly takes the substring with the most newly covered
+/// members per unit of (frequency + price). Lazy: scores only fall, so a popped score that
+/// is still the best after recomputing is taken.
+fn weighted_cover(cands: &[Candidate], members: usize, needed: usize, price: f64) -> Vec<usize> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let score = |gain: usize, c: &Candidate| gain as f64 / (c.cost + price);
+    // Scores are positive, so their bit patterns order like the numbers.
+    let mut heap: BinaryHeap<(u64, Reverse<usize>)> = cands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (score(c.who.len(), c).to_bits(), Reverse(i)))
+        .collect();
+    let mut covered = vec![false; members];
+    let mut left = needed;
+    let mut chosen = Vec::new();
+    while left > 0 {
+        let Some((s, Reverse(i))) = heap.pop() else {
+            break;
+        };
+        let gain = cands[i].who.iter().filter(|&&m| !covered[m]).count();
+        if gain == 0 {
+            continue;
+        }
+        let now = score(gain, &cands[i]).to_bits();
+        if now < s && heap.peek().is_some_and(|&(top, _)| top > now) {
+            heap.push((now, Reverse(i)));
+            continue;
+        }
+        for &m in &cands[i].who {
+            if !covered[m] {
+                covered[m] = true;
                 left -= 1;
             }
         }
-        anchors.push(candidates[ci].0.to_vec());
+        chosen.push(i);
     }
-    anchors
+    chosen
 }
 
 #[cfg(test)]
@@ -300,12 +646,58 @@ mod tests {
         .iter()
         .map(|s| s.as_bytes().to_vec())
         .collect();
-        let anchors = choose_anchors(&members);
+        let anchors = choose_anchors(&members).anchors;
         for m in &members {
             assert!(anchors
                 .iter()
                 .any(|a| m.windows(a.len()).any(|w| w == a.as_slice())));
         }
-        assert!(anchors.len() <= 2, "{anchors:?}");
+        assert!(anchors.len() <= members.len(), "{anchors:?}");
+    }
+
+    #[test]
+    fn anchors_prefer_rare_substrings() {
+        // "request " is common in serving logs; each member has rarer text of its own.
+        let members: Vec<Vec<u8>> = ["request XQZJ failed", "request QJXZ aborted"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect();
+        let choice = choose_anchors(&members);
+        for a in &choice.anchors {
+            let a = String::from_utf8_lossy(a);
+            assert!(!a.contains("request") && !a.contains("ues"), "{a}");
+        }
+        assert_eq!(choice.anchors.len(), choice.per_mib.len());
+    }
+
+    #[test]
+    fn teddy_deal_spreads_common_anchors() {
+        // Dealt in plain order, bucket 7 - i % 8 pairs anchor i with i + 8: lowercase with
+        // lowercase and uppercase with uppercase. A bucket's fingerprint admits every mix of
+        // its members' nibbles, so two common-letter anchors together admit many common
+        // 4-grams; one common and one rare anchor admit few more than the common one alone.
+        let anchors: Vec<&[u8]> = vec![
+            b"tion", b"ment", b"ness", b"able", b"ERRO", b"CUDA", b"NCCL", b"WARN", b"ious",
+            b"ence", b"ship", b"ward", b"INFO", b"FAIL", b"KILL", b"DEAD",
+        ];
+        let freq = byte_freqs(background());
+        let model = |order: &[usize]| {
+            let mut prints = [Fingerprint::default(); 8];
+            for (id, &i) in order.iter().enumerate() {
+                prints[7 - id % 8] = prints[7 - id % 8].with(anchors[i]);
+            }
+            prints.iter().map(|p| p.pass_rate(&freq)).sum::<f64>()
+        };
+        let dealt = teddy_deal(&anchors, &freq);
+        let mut sorted = dealt.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..16).collect::<Vec<_>>());
+        let naive: Vec<usize> = (0..16).collect();
+        let (d, n) = (model(&dealt), model(&naive));
+        assert!(d < n, "{dealt:?}: {d} vs {n}");
+        // The exact count on text agrees, and teddy_order keeps the better of the two.
+        let order = teddy_order(&anchors, &freq, background());
+        let passes = |o: &[usize]| fingerprint_passes(&anchors, o, background());
+        assert!(passes(&order) < passes(&naive));
     }
 }

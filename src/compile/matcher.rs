@@ -1,5 +1,5 @@
-//! The two-stage matcher: a SIMD prefilter over raw bytes finds candidate lines, a literal
-//! automaton over just that line names the patterns whose literals it holds, and only those
+//! The two-stage matcher: a SIMD prefilter over raw bytes finds candidate lines, the anchors
+//! it finds on that line name the patterns whose literals may be there, and only those
 //! patterns' regexes confirm.
 
 use std::sync::OnceLock;
@@ -107,6 +107,22 @@ enum Prefilter {
     General(AhoCorasick),
 }
 
+/// How often the prefilter fires over a sample: see [`crate::Database::candidate_profile`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CandidateProfile {
+    /// Bytes in the sample.
+    pub bytes: u64,
+    /// Lines in the sample (a last line without terminator counts).
+    pub lines: u64,
+    /// Lines the prefilter hands to confirmation.
+    pub candidate_lines: u64,
+    /// Per anchor (in [`crate::Database::anchors`] order): candidate lines it opened.
+    pub per_anchor: Vec<u64>,
+}
+
+/// Past this many candidate patterns on a line, the literal automaton narrows them first.
+const FEW_PATTERNS: usize = 8;
+
 /// Per-thread scratch space for confirming candidate lines.
 #[derive(Default)]
 pub struct Scratch {
@@ -135,6 +151,14 @@ impl LineMatch {
 pub(crate) struct Matcher {
     prefilter: Prefilter,
     anchors: Vec<Vec<u8>>,
+    /// Per anchor: expected occurrences per MiB of ordinary log (see `literals::background`).
+    anchor_rates: Vec<f64>,
+    /// Per anchor: the patterns one of whose required literals contains it, or contains an
+    /// anchor that can start at the same place (a prefix of it, or one it is a prefix of).
+    anchor_patterns: Vec<Vec<u32>>,
+    /// Patterns with a required literal too short to anchor: run on every candidate line.
+    unanchored: Vec<u32>,
+    /// Every required literal, for lines whose anchors name many patterns.
     literals: AhoCorasick,
     members: Vec<Vec<u8>>,
     member_patterns: Vec<Vec<u32>>,
@@ -173,7 +197,14 @@ impl Matcher {
                 member_patterns[i].push(p as u32);
             }
         }
-        let anchors = anchors.unwrap_or_else(|| super::literals::choose_anchors(&members));
+        let (anchors, anchor_rates) = match anchors {
+            // Stored in an archive: their expected rates were not kept.
+            Some(a) => (a, Vec::new()),
+            None => {
+                let choice = super::literals::choose_anchors(&members);
+                (choice.anchors, choice.per_mib)
+            }
+        };
         let prefilter = if anchors.len() <= super::literals::MAX_ANCHORS {
             packed::Config::new()
                 .match_kind(packed::MatchKind::LeftmostFirst)
@@ -193,13 +224,48 @@ impl Matcher {
                     .map_err(|e| e.to_string())?,
             ),
         };
+        let mut anchor_patterns: Vec<Vec<u32>> = anchors
+            .iter()
+            .map(|a| {
+                let mut ps: Vec<u32> = members
+                    .iter()
+                    .zip(&member_patterns)
+                    .filter(|(m, _)| memchr::memmem::find(m, a).is_some())
+                    .flat_map(|(_, ps)| ps.iter().copied())
+                    .collect();
+                ps.sort_unstable();
+                ps.dedup();
+                ps
+            })
+            .collect();
+        let direct = anchor_patterns.clone();
+        for (i, a) in anchors.iter().enumerate() {
+            for (j, b) in anchors.iter().enumerate() {
+                if i != j && (a.starts_with(b) || b.starts_with(a)) {
+                    anchor_patterns[i].extend_from_slice(&direct[j]);
+                }
+            }
+            anchor_patterns[i].sort_unstable();
+            anchor_patterns[i].dedup();
+        }
         let literals = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
             .build(&members)
             .map_err(|e| e.to_string())?;
+        let mut unanchored: Vec<u32> = members
+            .iter()
+            .zip(&member_patterns)
+            .filter(|(m, _)| m.len() < super::literals::MIN_LITERAL)
+            .flat_map(|(_, ps)| ps.iter().copied())
+            .collect();
+        unanchored.sort_unstable();
+        unanchored.dedup();
         Ok(Matcher {
             prefilter,
             anchors,
+            anchor_rates,
+            anchor_patterns,
+            unanchored,
             literals,
             members,
             member_patterns,
@@ -248,21 +314,69 @@ impl Matcher {
         .map(|m| m.start())
     }
 
+    /// The anchor index of the first anchor occurrence in `hay[start..]` and its start.
+    fn find_anchor(&self, hay: &[u8], start: usize) -> Option<(usize, usize)> {
+        if start >= hay.len() {
+            return None;
+        }
+        match &self.prefilter {
+            Prefilter::Packed(s) => s.find_in(hay, aho_corasick::Span::from(start..hay.len())),
+            Prefilter::General(ac) => ac.find(aho_corasick::Input::new(hay).range(start..)),
+        }
+        .map(|m| (m.pattern().as_usize(), m.start()))
+    }
+
+    /// See [`crate::Database::candidate_profile`].
+    pub fn candidate_profile(&self, sample: &[u8]) -> CandidateProfile {
+        let mut p = CandidateProfile {
+            bytes: sample.len() as u64,
+            lines: bytecount::count(sample, b'\n') as u64
+                + u64::from(sample.last().is_some_and(|&b| b != b'\n')),
+            candidate_lines: 0,
+            per_anchor: vec![0; self.anchors.len()],
+        };
+        let mut pos = 0;
+        while let Some((a, at)) = self.find_anchor(sample, pos) {
+            p.candidate_lines += 1;
+            p.per_anchor[a] += 1;
+            pos = memchr::memchr(b'\n', &sample[at..]).map_or(sample.len(), |i| at + i + 1);
+        }
+        p
+    }
+
     /// Confirms one line (no terminator): every pattern whose literal it holds is run on it.
     pub fn confirm(&self, line: &[u8], scratch: &mut Scratch, out: &mut LineMatch) {
         out.signatures.clear();
         out.markers = 0;
         scratch.candidates.clear();
-        for m in self.literals.find_overlapping_iter(line) {
+        // Every anchor occurrence on the line names the patterns that may match; anchors
+        // starting at the same place as a reported one are folded into its list.
+        let mut at = 0;
+        while let Some((a, start)) = self.find_anchor(line, at) {
             scratch
                 .candidates
-                .extend_from_slice(&self.member_patterns[m.pattern().as_usize()]);
+                .extend_from_slice(&self.anchor_patterns[a]);
+            at = start + 1;
         }
         if scratch.candidates.is_empty() {
             return;
         }
+        scratch.candidates.extend_from_slice(&self.unanchored);
         scratch.candidates.sort_unstable();
         scratch.candidates.dedup();
+        if scratch.candidates.len() > FEW_PATTERNS {
+            // A widely shared anchor ("CUDA") names many patterns: one pass of the literal
+            // automaton over the line is cheaper than their regexes, and keeps only the
+            // patterns one of whose required literals is really there.
+            scratch.candidates.clear();
+            for m in self.literals.find_overlapping_iter(line) {
+                scratch
+                    .candidates
+                    .extend_from_slice(&self.member_patterns[m.pattern().as_usize()]);
+            }
+            scratch.candidates.sort_unstable();
+            scratch.candidates.dedup();
+        }
         for &p in &scratch.candidates {
             if self.is_match(p as usize, line) {
                 match self.patterns[p as usize].owner {
@@ -290,6 +404,11 @@ impl Matcher {
             .iter()
             .map(Vec::as_slice)
             .zip(self.member_patterns.iter().map(Vec::as_slice))
+    }
+
+    /// Per anchor: expected occurrences per MiB of ordinary log.
+    pub fn anchor_rates(&self) -> &[f64] {
+        &self.anchor_rates
     }
 
     /// Whether the prefilter is the packed SIMD searcher.

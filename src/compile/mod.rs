@@ -8,7 +8,7 @@ mod matcher;
 use std::sync::OnceLock;
 
 pub(crate) use matcher::{build_regex, CompiledPattern, Confirm, Matcher, Owner, MARKERS};
-pub use matcher::{LineMatch, Marker, Scratch};
+pub use matcher::{CandidateProfile, LineMatch, Marker, Scratch};
 
 use crate::error::{Error, Problem, Result};
 use crate::signature::{Located, Role, Severity, SignatureSet};
@@ -344,9 +344,84 @@ impl Database {
         (self.matcher.anchors(), self.matcher.is_packed())
     }
 
+    /// What the prefilter is expected to cost, measured on a generated healthy serving log
+    /// ([`literals::background`]): the share of lines handed to confirmation, the anchors
+    /// seen more than `per_mib` times per MiB, and the patterns whose own required literals
+    /// are that common (every line holding one must be confirmed, whatever the anchors).
+    pub fn prefilter_load(&self, per_mib: f64) -> PrefilterLoad {
+        let sample = literals::background();
+        let profile = self.matcher.candidate_profile(sample);
+        let mib = sample.len() as f64 / (1 << 20) as f64;
+        let anchors = self
+            .matcher
+            .anchors()
+            .iter()
+            .zip(&profile.per_anchor)
+            .map(|(a, &n)| (String::from_utf8_lossy(a).into_owned(), n as f64 / mib))
+            .filter(|(_, r)| *r > per_mib)
+            .collect();
+        let members: Vec<(&[u8], &[u32])> = self.matcher.members().collect();
+        let mut seen = vec![0u64; members.len()];
+        if let Ok(ac) = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::Standard)
+            .build(members.iter().map(|m| m.0))
+        {
+            for m in ac.find_overlapping_iter(sample) {
+                seen[m.pattern().as_usize()] += 1;
+            }
+        }
+        let mut per_pattern = vec![(0.0f64, Vec::<String>::new()); self.matcher.patterns.len()];
+        for ((member, patterns), n) in members.iter().zip(seen) {
+            // Too short to anchor: such a literal never makes a line a candidate.
+            if member.len() < literals::MIN_LITERAL {
+                continue;
+            }
+            for &p in *patterns {
+                let slot = &mut per_pattern[p as usize];
+                slot.0 += n as f64 / mib;
+                slot.1.push(String::from_utf8_lossy(member).into_owned());
+            }
+        }
+        let mut common = Vec::new();
+        for (p, (rate, literals)) in per_pattern.into_iter().enumerate() {
+            if rate <= per_mib {
+                continue;
+            }
+            let owner = match self.matcher.patterns[p].owner {
+                Owner::Signature(s) => self.signatures[s as usize].id.clone(),
+                Owner::Marker(m) => format!("(marker {m:?})"),
+            };
+            common.push(CommonLiteral {
+                owner,
+                literals,
+                per_mib: rate,
+            });
+        }
+        common.sort_by(|a, b| b.per_mib.total_cmp(&a.per_mib).then(a.owner.cmp(&b.owner)));
+        PrefilterLoad {
+            candidate_lines_per_mib: profile.candidate_lines as f64 / mib,
+            candidate_line_share: profile.candidate_lines as f64 / profile.lines.max(1) as f64,
+            anchors,
+            common,
+        }
+    }
+
+    /// Per anchor (in [`Database::anchors`] order): how often it is expected to occur per
+    /// MiB of ordinary serving log, as estimated when the anchors were chosen; empty for a
+    /// database loaded from an archive (rates are not stored).
+    pub fn anchor_rates(&self) -> &[f64] {
+        self.matcher.anchor_rates()
+    }
+
     /// The required literals and the pattern indices that own each.
     pub fn required_literals(&self) -> impl Iterator<Item = (&[u8], &[u32])> {
         self.matcher.members()
+    }
+
+    /// Counts, over `sample`, the lines the prefilter hands to confirmation and how often
+    /// each anchor is the first on such a line: the candidate rate `db check` reports.
+    pub fn candidate_profile(&self, sample: &[u8]) -> CandidateProfile {
+        self.matcher.candidate_profile(sample)
     }
 
     pub(crate) fn matcher(&self) -> &Matcher {
@@ -391,6 +466,31 @@ impl Database {
         }
         out
     }
+}
+
+/// The prefilter's expected load, from [`Database::prefilter_load`].
+#[derive(Clone, Debug)]
+pub struct PrefilterLoad {
+    /// Candidate lines per MiB of the generated healthy serving log.
+    pub candidate_lines_per_mib: f64,
+    /// The share of that log's lines that are candidates.
+    pub candidate_line_share: f64,
+    /// Anchors seen more often than the threshold, with their rate per MiB: common text the
+    /// compiler accepted to keep the packed searcher within its 64 literals.
+    pub anchors: Vec<(String, f64)>,
+    /// Patterns whose required literals are common, most expensive first.
+    pub common: Vec<CommonLiteral>,
+}
+
+/// A pattern whose only literals are common in ordinary log text.
+#[derive(Clone, Debug)]
+pub struct CommonLiteral {
+    /// The signature id, or `(marker NAME)` for a structural marker.
+    pub owner: String,
+    /// Its required literals (any one of them may be on a matching line).
+    pub literals: Vec<String>,
+    /// Their occurrences per MiB of ordinary serving log, summed.
+    pub per_mib: f64,
 }
 
 /// The signature set built into this binary, as files (paths read `signatures/NAME`).
@@ -474,6 +574,18 @@ mod tests {
     fn remediation_placeholders_must_be_captured() {
         let toml = sig("boom (?P<what>\\w+)", "boom x", "bam").replace("\"r\"", "\"fix {other}\"");
         assert!(err(&toml).contains("{other}"));
+    }
+
+    #[test]
+    fn prefilter_load_names_signatures_with_common_literals() {
+        let toml = sig("Received request", "Received request x", "x")
+            + &sig("XQZJ exploded", "XQZJ exploded", "x").replace("x.y.z", "x.y.w");
+        let db = Database::compile(&set(&toml)).unwrap();
+        let load = db.prefilter_load(1.0);
+        let owners: Vec<&str> = load.common.iter().map(|c| c.owner.as_str()).collect();
+        assert!(owners.contains(&"x.y.z"), "{owners:?}");
+        assert!(!owners.contains(&"x.y.w"), "{owners:?}");
+        assert!(load.candidate_line_share > 0.1, "{load:?}");
     }
 
     #[test]

@@ -328,3 +328,76 @@ fn finish_long(l: LongLine, sink: &mut dyn FnMut(Hit)) {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{LogGen, SynthOptions};
+
+    /// A generated log with failure lines at known places; returns the log and, per
+    /// inserted line, its 1-based line number.
+    fn log_with_failures(failures: &[&str]) -> (Vec<u8>, Vec<u64>) {
+        let mut buf = Vec::new();
+        let mut gen = LogGen::new(SynthOptions {
+            seed: 11,
+            non_ascii: 0.05,
+            long_line_rate: 2e-3,
+            ..SynthOptions::default()
+        });
+        let mut at = Vec::new();
+        for f in failures {
+            let want = buf.len() + 150_000;
+            gen.fill(&mut buf, want);
+            at.push(bytecount::count(&buf, b'\n') as u64 + 1);
+            buf.extend_from_slice(f.as_bytes());
+            buf.extend_from_slice(b"\r\n");
+        }
+        let want = buf.len() + 50_000;
+        gen.fill(&mut buf, want);
+        (buf, at)
+    }
+
+    fn hits_of(run: impl FnOnce(&mut dyn FnMut(Hit)) -> ScanStats) -> (Vec<Hit>, ScanStats) {
+        let mut hits = Vec::new();
+        let stats = run(&mut |h| hits.push(h));
+        (hits, stats)
+    }
+
+    #[test]
+    fn every_mode_finds_the_same_lines() {
+        let db = Database::embedded();
+        let failures = [
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.",
+            "(Worker_TP1 pid=3312) ERROR 11-02 04:12:55 [multiproc_executor.py:671] torch.AcceleratorError: CUDA error: an illegal memory access was encountered",
+            "[3] include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
+        ];
+        let (buf, at) = log_with_failures(&failures);
+        let one = ScanOptions {
+            threads: 1,
+            ..ScanOptions::default()
+        };
+        let (base, stats) = hits_of(|s| scan_slice(db, &buf, &one, s));
+        assert_eq!(stats.lines, bytecount::count(&buf, b'\n') as u64);
+        for (line, text) in at.iter().zip(failures) {
+            let hit = base.iter().find(|h| h.line == *line);
+            let hit = hit.unwrap_or_else(|| panic!("line {line} not found"));
+            assert_eq!(hit.text, text.as_bytes());
+            assert!(!hit.matched.signatures.is_empty(), "{text}");
+        }
+        let parallel = ScanOptions {
+            threads: 3,
+            min_chunk: 10_000,
+            ..ScanOptions::default()
+        };
+        let (hits, s) = hits_of(|sink| scan_slice(db, &buf, &parallel, sink));
+        assert_eq!((&hits, &s), (&base, &stats));
+        for block in [4096, 65_537] {
+            let opts = ScanOptions {
+                block_size: block,
+                ..ScanOptions::default()
+            };
+            let (hits, s) = hits_of(|sink| scan_reader(db, &mut buf.as_slice(), &opts, sink).0);
+            assert_eq!((&hits, &s), (&base, &stats), "block {block}");
+        }
+    }
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Side-by-side throughput on one generated log, all tools in the same run (BENCHMARKS.md).
+#
+#   benches/compare.sh [SIZE] [RUNS]     e.g. benches/compare.sh 1G 3
+#
+# Generates ASCII and 5%-non-ASCII serving logs (seed 1) and a gzip copy of the ASCII one,
+# warms the page cache, and prints per tool the median wall time, GB/s (10^9 bytes/s) and
+# the ratio to `faultline scan -j1`. Needs ripgrep (rg) and gzip.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SIZE=${1:-1G}
+RUNS=${2:-3}
+DIR=${BENCH_DIR:-/tmp/faultline-bench}
+mkdir -p "$DIR"
+
+cargo build --release --quiet --bin faultline --example genlog --example count_newlines
+T="${CARGO_TARGET_DIR:-target}/release"
+FL="$T/faultline"
+
+[ -s "$DIR/ascii-$SIZE.log" ] || "$T/examples/genlog" --bytes "$SIZE" --seed 1 >"$DIR/ascii-$SIZE.log"
+[ -s "$DIR/nonascii-$SIZE.log" ] || "$T/examples/genlog" --bytes "$SIZE" --seed 1 --non-ascii 0.05 >"$DIR/nonascii-$SIZE.log"
+[ -s "$DIR/ascii-$SIZE.log.gz" ] || gzip -6 -c "$DIR/ascii-$SIZE.log" >"$DIR/ascii-$SIZE.log.gz"
+# ripgrep joins the patterns into one regex, where repeated capture names are an error:
+# the names are dropped, the matching is unchanged.
+"$FL" db export --format patterns | sed -E 's/\(\?P<[A-Za-z_][A-Za-z0-9_]*>/(/g' >"$DIR/patterns.txt"
+
+# "WALL CPU": medians over RUNS runs of "$@" (output discarded) of the wall-clock seconds
+# and of the CPU seconds (user + system). On a busy machine CPU time is the steadier one.
+median() {
+    local walls=() cpus=()
+    for _ in $(seq "$RUNS"); do
+        /usr/bin/time -f "%e %U %S" -o "$DIR/time.txt" "$@" >/dev/null 2>&1 || true
+        walls+=("$(awk '{print $1}' "$DIR/time.txt")")
+        cpus+=("$(awk '{print $2 + $3}' "$DIR/time.txt")")
+    done
+    local mid='{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+    echo "$(printf '%s\n' "${walls[@]}" | sort -n | awk "$mid") $(printf '%s\n' "${cpus[@]}" | sort -n | awk "$mid")"
+}
+
+# row NAME BYTES BASE_WALL "WALL CPU"
+row() {
+    local name=$1 bytes=$2 base=$3
+    read -r wall cpu <<<"$4"
+    awk -v n="$name" -v b="$bytes" -v w="$wall" -v c="$cpu" -v base="$base" \
+        'BEGIN { w = (w > 0 ? w : 0.005); c = (c > 0 ? c : 0.005);
+                 printf "| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", n, w, b / w / 1e9, c, b / c / 1e9, base / w }'
+}
+
+header() {
+    echo "| command | wall s | GB/s (wall) | CPU s | GB/s per CPU second | speed vs $1 (wall) |"
+    echo "| --- | --- | --- | --- | --- | --- |"
+}
+
+echo "machine: $(nproc) CPUs, $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2}'), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "rg: $(rg --version | head -1)"
+
+for kind in ascii nonascii; do
+    f="$DIR/$kind-$SIZE.log"
+    bytes=$(stat -c %s "$f")
+    cat "$f" >/dev/null
+    echo
+    echo "### $kind, $SIZE ($bytes bytes), median of $RUNS"
+    echo
+    header "faultline -j1"
+    j1t=$(median "$FL" scan -j1 "$f")
+    j1=${j1t%% *}
+    row "faultline scan -j1" "$bytes" "$j1" "$j1t"
+    row "faultline scan -j2" "$bytes" "$j1" "$(median "$FL" scan -j2 "$f")"
+    row "rg -j1 --no-unicode -c -f patterns" "$bytes" "$j1" \
+        "$(median rg -j1 --no-unicode -c -f "$DIR/patterns.txt" "$f")"
+    row "count_newlines (memchr/bytecount, mmap)" "$bytes" "$j1" "$(median "$T/examples/count_newlines" "$f")"
+    row "cat > /dev/null" "$bytes" "$j1" "$(median cat "$f")"
+done
+
+gz="$DIR/ascii-$SIZE.log.gz"
+bytes=$(stat -c %s "$DIR/ascii-$SIZE.log")
+cat "$gz" >/dev/null
+echo
+echo "### gzip ($(stat -c %s "$gz") bytes compressed, $bytes bytes of log), median of $RUNS"
+echo
+header "decompression alone"
+alonet=$(median "$T/examples/count_newlines" "$gz")
+alone=${alonet%% *}
+row "decompression alone (flate2 zlib-rs + newline count)" "$bytes" "$alone" "$alonet"
+row "faultline scan -j2 (.gz)" "$bytes" "$alone" "$(median "$FL" scan -j2 "$gz")"
+row "faultline scan -j1 (.gz)" "$bytes" "$alone" "$(median "$FL" scan -j1 "$gz")"
+echo
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
