@@ -521,7 +521,7 @@ fn run_db(cmd: DbCommand) -> u8 {
                     );
                     for (a, r) in &load.anchors {
                         text.push_str(&format!(
-                            "common anchor: {a:?} ({r:.1} per MiB), shared to keep the SIMD searcher within 64 literals\n"
+                            "common anchor: {a:?} ({r:.1} per MiB), shared to keep the SIMD searchers few\n"
                         ));
                     }
                     for c in &load.common {

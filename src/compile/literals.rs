@@ -15,8 +15,20 @@ const MAX_SET: usize = 64;
 const MAX_MEMBER: usize = 128;
 /// Shortest member a required set may hold for the prefilter to use it.
 pub const MIN_LITERAL: usize = 4;
-/// Most anchors the packed (Teddy) searcher takes.
+/// Most anchors one packed (Teddy) searcher takes.
 pub const MAX_ANCHORS: usize = 64;
+/// Most packed searchers the prefilter runs side by side: more anchors, rarer ones, at the
+/// price of one more pass per searcher.
+pub const MAX_GROUPS: usize = 4;
+
+/// How `n` anchors (in their stored order) split into packed searchers: consecutive runs of
+/// near-equal size, none over [`MAX_ANCHORS`].
+pub fn group_sizes(n: usize) -> Vec<usize> {
+    let groups = n.div_ceil(MAX_ANCHORS).max(1);
+    (0..groups)
+        .map(|g| n / groups + usize::from(g < n % groups))
+        .collect()
+}
 
 /// Parses a pattern in faultline's dialect: Unicode classes off, any byte allowed.
 #[allow(clippy::result_large_err)]
@@ -340,20 +352,31 @@ pub fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorChoice {
     let mut fewest: Option<Vec<usize>> = None;
     for price in prices {
         let chosen = weighted_cover(&cands, members.len(), needed, price);
-        if chosen.len() > MAX_ANCHORS {
+        if chosen.len() > MAX_ANCHORS * MAX_GROUPS {
             // Over the limit: only as a last resort, the fewest anchors.
             if fewest.as_ref().is_none_or(|f| chosen.len() < f.len()) {
                 fewest = Some(chosen);
             }
             continue;
         }
-        let bytes: Vec<&[u8]> = chosen.iter().map(|&c| cands[c].bytes).collect();
-        let order = teddy_order(&bytes, &freq, sample);
-        let cost = searcher_ns_per_byte(chosen.len())
-            + fingerprint_passes(&bytes, &order, sample) * VERIFY_NS
-            + chosen.iter().map(|&c| cands[c].cost).sum::<f64>();
+        // Rarest anchors first, so each searcher holds alike ones; then each group dealt to
+        // its buckets.
+        let mut chosen = chosen;
+        chosen.sort_by(|&a, &b| cands[a].cost.total_cmp(&cands[b].cost).then(a.cmp(&b)));
+        let mut arranged = Vec::with_capacity(chosen.len());
+        let mut cost = chosen.iter().map(|&c| cands[c].cost).sum::<f64>();
+        let mut at = 0;
+        for size in group_sizes(chosen.len()) {
+            let group = &chosen[at..at + size];
+            at += size;
+            let bytes: Vec<&[u8]> = group.iter().map(|&c| cands[c].bytes).collect();
+            let order = teddy_order(&bytes, &freq, sample);
+            cost +=
+                searcher_ns_per_byte(size) + fingerprint_passes(&bytes, &order, sample) * VERIFY_NS;
+            arranged.extend(order.into_iter().map(|i| group[i]));
+        }
         if best.as_ref().is_none_or(|(c, _)| cost < *c) {
-            best = Some((cost, order.into_iter().map(|i| chosen[i]).collect()));
+            best = Some((cost, arranged));
         }
     }
     let chosen = best.map(|(_, c)| c).or(fewest).unwrap_or_default();

@@ -103,8 +103,18 @@ impl Confirm {
 }
 
 enum Prefilter {
-    Packed(packed::Searcher),
+    /// Packed searchers over consecutive groups of anchors ([`super::literals::group_sizes`]),
+    /// each with the index of its first anchor.
+    Packed(Vec<(usize, packed::Searcher)>),
     General(AhoCorasick),
+}
+
+/// Where each packed searcher's next anchor is, so that a scan moving forward through one
+/// buffer searches each stretch once per searcher, not once per candidate.
+#[derive(Default)]
+pub struct Cursor {
+    /// Per searcher: searched from `from`, the first hit (anchor, start) at or after it.
+    next: Vec<(usize, Option<(usize, usize)>)>,
 }
 
 /// How often the prefilter fires over a sample: see [`crate::Database::candidate_profile`].
@@ -205,24 +215,32 @@ impl Matcher {
                 (choice.anchors, choice.per_mib)
             }
         };
-        let prefilter = if anchors.len() <= super::literals::MAX_ANCHORS {
-            packed::Config::new()
+        let mut searchers = Vec::new();
+        let mut first = 0;
+        for size in super::literals::group_sizes(anchors.len()) {
+            if anchors.len() > super::literals::MAX_ANCHORS * super::literals::MAX_GROUPS {
+                break;
+            }
+            let built = packed::Config::new()
                 .match_kind(packed::MatchKind::LeftmostFirst)
                 .builder()
-                .extend(&anchors)
-                .build()
-                .map(Prefilter::Packed)
+                .extend(&anchors[first..first + size])
+                .build();
+            match built {
+                Some(s) => searchers.push((first, s)),
+                None => break,
+            }
+            first += size;
+        }
+        let prefilter = if first == anchors.len() && !searchers.is_empty() {
+            Prefilter::Packed(searchers)
         } else {
-            None
-        };
-        let prefilter = match prefilter {
-            Some(p) => p,
-            None => Prefilter::General(
+            Prefilter::General(
                 AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostFirst)
                     .build(&anchors)
                     .map_err(|e| e.to_string())?,
-            ),
+            )
         };
         let mut anchor_patterns: Vec<Vec<u32>> = anchors
             .iter()
@@ -304,26 +322,69 @@ impl Matcher {
     /// The start of the first anchor occurrence in `hay[start..]`, as an index into `hay`.
     #[inline]
     pub fn find_candidate(&self, hay: &[u8], start: usize) -> Option<usize> {
-        if start >= hay.len() {
-            return None;
-        }
-        match &self.prefilter {
-            Prefilter::Packed(s) => s.find_in(hay, aho_corasick::Span::from(start..hay.len())),
-            Prefilter::General(ac) => ac.find(aho_corasick::Input::new(hay).range(start..)),
-        }
-        .map(|m| m.start())
+        self.find_anchor(hay, start).map(|(_, at)| at)
     }
 
-    /// The anchor index of the first anchor occurrence in `hay[start..]` and its start.
+    /// [`Matcher::find_candidate`] for a scan that only moves forward through `hay`: `cursor`
+    /// remembers each searcher's next hit (start a fresh cursor for each buffer).
+    #[inline]
+    pub fn find_candidate_from(
+        &self,
+        hay: &[u8],
+        start: usize,
+        cursor: &mut Cursor,
+    ) -> Option<usize> {
+        self.find_anchor_from(hay, start, cursor).map(|(_, at)| at)
+    }
+
+    /// The anchor index and start of the first anchor occurrence in `hay[start..]`.
     fn find_anchor(&self, hay: &[u8], start: usize) -> Option<(usize, usize)> {
+        self.find_anchor_from(hay, start, &mut Cursor::default())
+    }
+
+    fn find_anchor_from(
+        &self,
+        hay: &[u8],
+        start: usize,
+        cursor: &mut Cursor,
+    ) -> Option<(usize, usize)> {
         if start >= hay.len() {
             return None;
         }
+        let span = aho_corasick::Span::from(start..hay.len());
         match &self.prefilter {
-            Prefilter::Packed(s) => s.find_in(hay, aho_corasick::Span::from(start..hay.len())),
-            Prefilter::General(ac) => ac.find(aho_corasick::Input::new(hay).range(start..)),
+            Prefilter::Packed(searchers) if searchers.len() == 1 => {
+                let (first, s) = &searchers[0];
+                s.find_in(hay, span)
+                    .map(|m| (first + m.pattern().as_usize(), m.start()))
+            }
+            Prefilter::Packed(searchers) => {
+                if cursor.next.len() != searchers.len() {
+                    cursor.next = vec![(usize::MAX, None); searchers.len()];
+                }
+                let mut best: Option<(usize, usize)> = None;
+                for ((first, s), slot) in searchers.iter().zip(cursor.next.iter_mut()) {
+                    // Still valid when searched from at or before `start` and the hit (or
+                    // the end, for none) is not behind `start`.
+                    let fresh = slot.0 <= start && slot.1.is_none_or(|(_, at)| at >= start);
+                    if !fresh {
+                        let hit = s
+                            .find_in(hay, span)
+                            .map(|m| (first + m.pattern().as_usize(), m.start()));
+                        *slot = (start, hit);
+                    }
+                    if let Some((a, at)) = slot.1 {
+                        if best.is_none_or(|(_, b)| at < b) {
+                            best = Some((a, at));
+                        }
+                    }
+                }
+                best
+            }
+            Prefilter::General(ac) => ac
+                .find(aho_corasick::Input::new(hay).range(start..))
+                .map(|m| (m.pattern().as_usize(), m.start())),
         }
-        .map(|m| (m.pattern().as_usize(), m.start()))
     }
 
     /// See [`crate::Database::candidate_profile`].
@@ -336,7 +397,8 @@ impl Matcher {
             per_anchor: vec![0; self.anchors.len()],
         };
         let mut pos = 0;
-        while let Some((a, at)) = self.find_anchor(sample, pos) {
+        let mut cursor = Cursor::default();
+        while let Some((a, at)) = self.find_anchor_from(sample, pos, &mut cursor) {
             p.candidate_lines += 1;
             p.per_anchor[a] += 1;
             pos = memchr::memchr(b'\n', &sample[at..]).map_or(sample.len(), |i| at + i + 1);

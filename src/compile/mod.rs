@@ -7,7 +7,7 @@ mod matcher;
 
 use std::sync::OnceLock;
 
-pub(crate) use matcher::{build_regex, CompiledPattern, Confirm, Matcher, Owner, MARKERS};
+pub(crate) use matcher::{build_regex, CompiledPattern, Confirm, Cursor, Matcher, Owner, MARKERS};
 pub use matcher::{CandidateProfile, LineMatch, Marker, Scratch};
 
 use crate::error::{Error, Problem, Result};
@@ -574,6 +574,51 @@ mod tests {
     fn remediation_placeholders_must_be_captured() {
         let toml = sig("boom (?P<what>\\w+)", "boom x", "bam").replace("\"r\"", "\"fix {other}\"");
         assert!(err(&toml).contains("{other}"));
+    }
+
+    #[test]
+    fn anchors_past_one_searcher_still_find_every_line() {
+        // 150 signatures with unrelated literals need more anchors than one packed
+        // searcher holds; the scan merges several and must still see every line.
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut word = || {
+            (0..7)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    char::from(b'A' + (x % 26) as u8)
+                })
+                .collect::<String>()
+        };
+        let words: Vec<String> = (0..150).map(|_| word()).collect();
+        let toml: String = words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| sig(w, w, "x").replace("x.y.z", &format!("x.y.s{i}")))
+            .collect();
+        let db = Database::compile(&set(&toml)).unwrap();
+        assert!(
+            db.anchors().0.len() > literals::MAX_ANCHORS,
+            "{:?}",
+            db.anchors()
+        );
+        let mut log = String::new();
+        for (i, w) in words.iter().enumerate() {
+            log.push_str(&format!("INFO ordinary line {i}\nprefix {w} suffix\n"));
+        }
+        let mut found = Vec::new();
+        crate::scan::scan_slice(
+            &db,
+            log.as_bytes(),
+            &crate::scan::ScanOptions {
+                threads: 1,
+                ..Default::default()
+            },
+            &mut |h| found.push((h.line, h.matched.signatures.clone())),
+        );
+        let want: Vec<(u64, Vec<u32>)> = (0..150).map(|i| (2 * i as u64 + 2, vec![i])).collect();
+        assert_eq!(found, want);
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::io::Read;
 use memchr::{memchr, memrchr};
 use rayon::prelude::*;
 
-use crate::compile::{Database, LineMatch, Scratch};
+use crate::compile::{Cursor, Database, LineMatch, Scratch};
 
 pub use input::{open, Input, InputKind};
 
@@ -87,7 +87,8 @@ fn scan_chunk(db: &Database, buf: &[u8]) -> (Vec<ChunkHit>, u64) {
     let mut pos = 0;
     let mut counted = 0;
     let mut newlines = 0u64;
-    while let Some(hit) = m.find_candidate(buf, pos) {
+    let mut cursor = Cursor::default();
+    while let Some(hit) = m.find_candidate_from(buf, pos, &mut cursor) {
         let start = memrchr(b'\n', &buf[pos..hit]).map_or(pos, |i| pos + i + 1);
         let end = memchr(b'\n', &buf[hit..]).map_or(buf.len(), |i| hit + i);
         newlines += bytecount::count(&buf[counted..start], b'\n') as u64;
