@@ -52,7 +52,7 @@ header() {
 }
 
 echo "machine: $(nproc) CPUs, $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2}'), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "rg: $(rg --version | head -1)"
+echo "rg: $(rg --version | sed -n 1p)"
 
 for kind in ascii nonascii; do
     f="$DIR/$kind-$SIZE.log"
