@@ -138,24 +138,34 @@ pub fn scan_slice(
     sink: &mut dyn FnMut(Hit),
 ) -> ScanStats {
     let threads = opts.threads.max(1);
-    let binary = memchr(0, &buf[..buf.len().min(1 << 16)]).is_some();
     let chunk = (buf.len() / (threads * 8)).max(opts.min_chunk.max(1));
-    let newlines = if threads == 1 || buf.len() <= chunk {
+    // NUL anywhere counts (as in a stream scan), looked for chunk by chunk on the workers.
+    let (newlines, binary) = if threads == 1 || buf.len() <= chunk {
         let (hits, newlines) = scan_chunk(db, buf);
-        emit(buf, 0, 0, 0, hits, sink);
-        newlines
+        emit(buf, 0, 0, 0, hits, opts.max_line_bytes, sink);
+        (newlines, memchr(0, buf).is_some())
     } else {
         let bounds = chunk_bounds(buf, chunk);
-        let results: Vec<(Vec<ChunkHit>, u64)> = bounds
+        let results: Vec<((Vec<ChunkHit>, u64), bool)> = bounds
             .par_iter()
-            .map(|&(s, e)| scan_chunk(db, &buf[s..e]))
+            .map(|&(s, e)| (scan_chunk(db, &buf[s..e]), memchr(0, &buf[s..e]).is_some()))
             .collect();
         let mut lines_before = 0;
-        for ((s, _), (hits, n)) in bounds.iter().zip(results) {
-            emit(buf, *s, *s as u64, lines_before, hits, sink);
+        let mut binary = false;
+        for ((s, _), ((hits, n), nul)) in bounds.iter().zip(results) {
+            emit(
+                buf,
+                *s,
+                *s as u64,
+                lines_before,
+                hits,
+                opts.max_line_bytes,
+                sink,
+            );
             lines_before += n;
+            binary |= nul;
         }
-        lines_before
+        (lines_before, binary)
     };
     ScanStats {
         bytes: buf.len() as u64,
@@ -165,21 +175,25 @@ pub fn scan_slice(
 }
 
 /// Turns chunk hits into hits; the chunk starts at `buf[base]`, which is input offset
-/// `offset`, after `lines_before` newlines.
+/// `offset`, after `lines_before` newlines. A line longer than `cap` was scanned whole but
+/// its text is cut to `cap` bytes and marked, so one huge line never floods a report.
 fn emit(
     buf: &[u8],
     base: usize,
     offset: u64,
     lines_before: u64,
     hits: Vec<ChunkHit>,
+    cap: usize,
     sink: &mut dyn FnMut(Hit),
 ) {
+    let cap = cap.max(1);
     for h in hits {
+        let line = trim_cr(&buf[base + h.start..base + h.end]);
         sink(Hit {
             line: lines_before + h.newlines + 1,
             offset: offset + h.start as u64,
-            text: trim_cr(&buf[base + h.start..base + h.end]).to_vec(),
-            text_truncated: false,
+            text: line[..line.len().min(cap)].to_vec(),
+            text_truncated: line.len() > cap,
             matched: h.matched,
         });
     }
@@ -193,14 +207,21 @@ pub const WINDOW_OVERLAP: usize = 4096;
 struct LongLine {
     line: u64,
     offset: u64,
+    /// The line's first bytes (at least the cap), kept for the hit's text.
     text: Vec<u8>,
+    /// Bytes of the line seen so far, and whether the last of them was `\r`.
+    len: u64,
+    last_cr: bool,
+    /// The last [`WINDOW_OVERLAP`] bytes of the previous window.
     tail: Vec<u8>,
     matched: LineMatch,
 }
 
 /// Scans a stream in blocks of `opts.block_size`, carrying the partial last line over.
-/// Memory stays within about `block_size + max_line_bytes` whatever the input. Hits reach
-/// `sink` as they are found; a read error ends the scan and is returned with the stats so far.
+/// Memory stays within about `block_size + max_line_bytes` (plus a few windows of
+/// [`WINDOW_OVERLAP`]) whatever the input: a line longer than the cap keeps only its first
+/// `max_line_bytes` for the hit's text and is scanned block by block. Hits reach `sink` as
+/// they are found; a read error ends the scan and is returned with the stats so far.
 pub fn scan_reader(
     db: &Database,
     reader: &mut dyn Read,
@@ -256,7 +277,7 @@ pub fn scan_reader(
             match memchr(b'\n', &buf) {
                 Some(i) => {
                     scan_window(db, &mut l, &buf[..i], &mut scratch);
-                    finish_long(l, sink);
+                    finish_long(l, cap, sink);
                     newlines += 1;
                     offset += (i + 1) as u64;
                     buf.drain(..=i);
@@ -266,7 +287,7 @@ pub fn scan_reader(
                     offset += buf.len() as u64;
                     buf.clear();
                     if eof {
-                        finish_long(l, sink);
+                        finish_long(l, cap, sink);
                     } else {
                         long = Some(l);
                     }
@@ -274,13 +295,15 @@ pub fn scan_reader(
                 }
             }
         }
+        // The carried-over part holds no newline: only the new bytes need a look.
         let whole = if eof {
             buf.len()
         } else {
-            memrchr(b'\n', &buf).map_or(0, |i| i + 1)
+            memrchr(b'\n', &buf[filled.min(buf.len())..])
+                .map_or(0, |i| filled.min(buf.len()) + i + 1)
         };
         let (hits, n) = scan_chunk(db, &buf[..whole]);
-        emit(&buf, 0, offset, newlines, hits, sink);
+        emit(&buf, 0, offset, newlines, hits, cap, sink);
         newlines += n;
         offset += whole as u64;
         buf.drain(..whole);
@@ -288,13 +311,17 @@ pub fn scan_reader(
             let mut l = LongLine {
                 line: newlines + 1,
                 offset,
-                text: buf[..cap].to_vec(),
+                text: Vec::new(),
+                len: 0,
+                last_cr: false,
                 tail: Vec::new(),
                 matched: LineMatch::default(),
             };
             scan_window(db, &mut l, &buf, &mut scratch);
             offset += buf.len() as u64;
-            buf.clear();
+            // The buffer becomes the text (no copy); the next blocks go to a fresh one.
+            buf.truncate(cap);
+            l.text = std::mem::take(&mut buf);
             long = Some(l);
         }
     }
@@ -302,32 +329,56 @@ pub fn scan_reader(
     (stats, error)
 }
 
+/// Scans one window of a long line: first the seam with the previous window (so a match of
+/// up to [`WINDOW_OVERLAP`] bytes across the boundary is seen), then the window itself.
 fn scan_window(db: &Database, l: &mut LongLine, window: &[u8], scratch: &mut Scratch) {
-    let mut joined = std::mem::take(&mut l.tail);
-    joined.extend_from_slice(window);
+    if window.is_empty() {
+        return;
+    }
+    l.len += window.len() as u64;
+    l.last_cr = window.last() == Some(&b'\r');
+    let mut seam = std::mem::take(&mut l.tail);
+    let had_tail = !seam.is_empty();
+    seam.extend_from_slice(&window[..window.len().min(WINDOW_OVERLAP)]);
+    if had_tail {
+        confirm_into(db, l, &seam, scratch);
+    }
+    confirm_into(db, l, window, scratch);
+    let keep = if window.len() >= WINDOW_OVERLAP {
+        &window[window.len() - WINDOW_OVERLAP..]
+    } else {
+        &seam[seam.len().saturating_sub(WINDOW_OVERLAP)..]
+    };
+    l.tail = keep.to_vec();
+}
+
+fn confirm_into(db: &Database, l: &mut LongLine, bytes: &[u8], scratch: &mut Scratch) {
     let m = db.matcher();
-    if m.find_candidate(&joined, 0).is_some() {
+    if m.find_candidate(bytes, 0).is_some() {
         let mut found = LineMatch::default();
-        m.confirm(trim_cr(&joined), scratch, &mut found);
+        m.confirm(trim_cr(bytes), scratch, &mut found);
         l.matched.signatures.extend(found.signatures);
         l.matched.signatures.sort_unstable();
         l.matched.signatures.dedup();
         l.matched.markers |= found.markers;
     }
-    let keep = joined.len().min(WINDOW_OVERLAP);
-    l.tail = joined[joined.len() - keep..].to_vec();
 }
 
-fn finish_long(l: LongLine, sink: &mut dyn FnMut(Hit)) {
-    if !l.matched.is_empty() {
-        sink(Hit {
-            line: l.line,
-            offset: l.offset,
-            text: l.text,
-            text_truncated: true,
-            matched: l.matched,
-        });
+/// Emits a long line's hit; its text is its first `cap` bytes (without a final `\r`).
+fn finish_long(mut l: LongLine, cap: usize, sink: &mut dyn FnMut(Hit)) {
+    if l.matched.is_empty() {
+        return;
     }
+    let len = l.len - u64::from(l.last_cr);
+    let shown = (cap as u64).min(len) as usize;
+    l.text.truncate(shown);
+    sink(Hit {
+        line: l.line,
+        offset: l.offset,
+        text: l.text,
+        text_truncated: len > cap as u64,
+        matched: l.matched,
+    });
 }
 
 #[cfg(test)]
