@@ -461,7 +461,7 @@ fn write_long_line(path: &Path, before: usize, after: usize) -> u64 {
     let mut f = std::io::BufWriter::new(File::create(path).expect("create"));
     f.write_all(b"INFO first\n").expect("write");
     let chunk = vec![b'x'; 1 << 20];
-    let mut put = |mut n: usize, f: &mut std::io::BufWriter<File>| {
+    let put = |mut n: usize, f: &mut std::io::BufWriter<File>| {
         while n > 0 {
             let k = n.min(chunk.len());
             f.write_all(&chunk[..k]).expect("write");

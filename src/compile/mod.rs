@@ -17,6 +17,28 @@ use crate::signature::{Located, Role, Severity, SignatureSet};
 pub const MAX_PATTERNS: usize = 20_000;
 /// Longest pattern accepted, in bytes.
 pub const MAX_PATTERN_LEN: usize = 4096;
+/// Most heap the compiled regexes of one database may take together, in bytes; each
+/// pattern alone is held to the NFA size limit of `build_regex` (4 MiB).
+pub const MAX_REGEX_BYTES: usize = 256 << 20;
+
+/// Says why a pattern did not compile, in the signature author's terms.
+fn build_error(e: &regex_automata::meta::BuildError) -> String {
+    match e.size_limit() {
+        Some(limit) => format!(
+            "pattern is too large once compiled (over the {} KiB limit): large or nested repetitions such as (a{{1000}}){{1000}} multiply its size; use smaller counts or + and *",
+            limit >> 10
+        ),
+        None => {
+            let mut msg = format!("cannot compile: {e}");
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                msg.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            msg
+        }
+    }
+}
 
 /// What a report needs to know about a signature, without its patterns.
 #[derive(Clone, Debug)]
@@ -117,6 +139,12 @@ impl Database {
     /// literal of at least 4 bytes and not match the empty string; every example must be
     /// found by the full scan pipeline and no counterexample may match.
     pub fn compile(set: &SignatureSet) -> Result<Database> {
+        Database::compile_within(set, MAX_REGEX_BYTES)
+    }
+
+    /// [`Database::compile`] with a budget for the compiled regexes' memory.
+    fn compile_within(set: &SignatureSet, regex_budget: usize) -> Result<Database> {
+        let mut regex_bytes = 0usize;
         let mut problems = Vec::new();
         let total: usize = set.signatures.iter().map(|s| s.patterns.len()).sum();
         if total > MAX_PATTERNS {
@@ -192,10 +220,19 @@ impl Database {
                 let regex = match build_regex(&pat.value) {
                     Ok(r) => r,
                     Err(e) => {
-                        problems.push(pattern_problem(set, pat, 0, format!("cannot compile: {e}")));
+                        problems.push(pattern_problem(set, pat, 0, build_error(&e)));
                         continue;
                     }
                 };
+                regex_bytes += regex.memory_usage();
+                if regex_bytes > regex_budget {
+                    return Err(Error::Limit(format!(
+                        "{}: the compiled patterns take over {} MiB together; at most {} MiB are allowed (split the set or simplify its largest patterns)",
+                        set.locate(&pat.span),
+                        regex_bytes >> 20,
+                        regex_budget >> 20
+                    )));
+                }
                 for name in regex
                     .group_info()
                     .pattern_names(regex_automata::PatternID::ZERO)
@@ -568,6 +605,40 @@ mod tests {
         ));
         assert!(e.starts_with("a.toml:12:"), "{e}");
         assert!(e.contains("counterexample matches"), "{e}");
+    }
+
+    #[test]
+    fn huge_repetitions_are_a_clear_error_at_the_pattern() {
+        let e = err(&sig("boom (a{1000}){1000}", "boom", "x"));
+        assert!(e.starts_with("a.toml:8:"), "{e}");
+        assert!(e.contains("too large once compiled"), "{e}");
+    }
+
+    #[test]
+    fn too_many_patterns_are_refused_before_compiling() {
+        let patterns: Vec<String> = (0..=MAX_PATTERNS).map(|i| format!("'boom {i}'")).collect();
+        let toml =
+            sig("boom", "boom", "x").replace("['boom']", &format!("[{}]", patterns.join(", ")));
+        let e = err(&toml);
+        assert!(e.contains(&format!("at most {MAX_PATTERNS}")), "{e}");
+    }
+
+    #[test]
+    fn the_compiled_size_of_a_set_is_bounded() {
+        let patterns: Vec<String> = (0..20)
+            .map(|i| format!("'boom{i} [a-z]{{50}}[0-9]{{50}}'"))
+            .collect();
+        let toml =
+            sig("boom", "boom0 x", "x").replace("['boom']", &format!("[{}]", patterns.join(", ")));
+        let set = set(&toml);
+        let e = Database::compile_within(&set, 64 << 10)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("a.toml:8:"), "{e}");
+        assert!(e.contains("at most 0 MiB"), "{e}");
+        // The same set within the real budget goes past that check (to the example check).
+        let e = Database::compile(&set).unwrap_err().to_string();
+        assert!(e.contains("example does not match"), "{e}");
     }
 
     #[test]
