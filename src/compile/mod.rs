@@ -615,6 +615,18 @@ mod tests {
     }
 
     #[test]
+    fn over_long_and_over_nested_patterns_are_located_errors() {
+        let long = format!("boom {}", "x".repeat(MAX_PATTERN_LEN));
+        let e = err(&sig(&long, "boom", "x"));
+        assert!(e.starts_with("a.toml:8:"), "{e}");
+        assert!(e.contains(&format!("at most {MAX_PATTERN_LEN}")), "{e}");
+        let nested = format!("boom {}x{}", "(".repeat(300), ")".repeat(300));
+        let e = err(&sig(&nested, "boom", "x"));
+        assert!(e.starts_with("a.toml:8:"), "{e}");
+        assert!(e.contains("bad regex") && e.contains("nest"), "{e}");
+    }
+
+    #[test]
     fn too_many_patterns_are_refused_before_compiling() {
         let patterns: Vec<String> = (0..=MAX_PATTERNS).map(|i| format!("'boom {i}'")).collect();
         let toml =
