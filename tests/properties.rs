@@ -1,7 +1,8 @@
 //! Properties of the scanner over generated input: it never panics, its hits do not depend
 //! on how the input is cut (chunk size, thread count, stream block size, whole buffer or
 //! stream), every hit points at the line it names, and signature examples hidden in noise are
-//! found at their exact line. The case count follows `PROPTEST_CASES` (default 256).
+//! found at their exact line, also inside lines longer than the cap wherever the stream's
+//! block edges fall. The case count follows `PROPTEST_CASES` (default 256).
 
 use std::sync::OnceLock;
 
@@ -165,5 +166,30 @@ proptest! {
             prop_assert!(hit.matched.signatures.contains(sig), "line {}: {}", i + 1, text);
             prop_assert_eq!(&hit.text[..], text.as_bytes());
         }
+    }
+
+    #[test]
+    fn examples_inside_over_long_lines_are_found_across_block_edges(
+        before in 0usize..3000,
+        after in 0usize..3000,
+        which in any::<prop::sample::Index>(),
+        block in 16usize..700,
+        cap in 1usize..300,
+    ) {
+        let (sig, example) = &examples()[which.index(examples().len())];
+        let line = format!("{} {example} {}", "x".repeat(before), "y".repeat(after));
+        // Patterns anchored at the line's start do not match mid-line: nothing to find.
+        prop_assume!(db().match_line(line.as_bytes()).signatures.contains(sig));
+        let log = format!("INFO a\n{line}\nINFO b\n");
+        let opts = ScanOptions { threads: 1, block_size: block, max_line_bytes: cap, min_chunk: 1 << 20 };
+        let (hits, stats) = stream(log.as_bytes(), &opts);
+        prop_assert_eq!(stats.lines, 3);
+        let hit = hits.iter().find(|h| h.line == 2);
+        prop_assert!(hit.is_some(), "not found: {} bytes, block {}, cap {}", line.len(), block, cap);
+        let hit = hit.unwrap();
+        prop_assert!(hit.matched.signatures.contains(sig));
+        prop_assert_eq!(hit.offset, 7);
+        prop_assert_eq!(hit.text_truncated, line.len() > cap);
+        prop_assert_eq!(&hit.text[..], &line.as_bytes()[..line.len().min(cap)]);
     }
 }
