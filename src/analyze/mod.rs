@@ -27,6 +27,18 @@ use crate::signature::Role;
 
 use traceback::{Event, Tracebacks};
 
+/// Longest message prefix that decides folding: two lines alike for this long are the same
+/// message, and a huge line does not cost a second copy of itself as a key.
+const FOLD_KEY_BYTES: usize = 4096;
+
+fn key_prefix(message: &str) -> &str {
+    let mut end = message.len().min(FOLD_KEY_BYTES);
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    &message[..end]
+}
+
 /// Marks a matched line that folded into no finding.
 const NO_FINDING: usize = usize::MAX;
 
@@ -263,7 +275,7 @@ impl<'db> Analyzer<'db> {
         let key = if role == FindingRole::Noise {
             (sig, String::new())
         } else {
-            (sig, line::mask(&info.message))
+            (sig, line::mask(key_prefix(&info.message)))
         };
         if let Some(&g) = self.index.get(&key) {
             let group = &mut self.groups[g];
