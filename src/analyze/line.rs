@@ -244,6 +244,18 @@ fn apply(
 /// Parses the prefixes of a raw line (without its terminator).
 pub fn parse(raw: &[u8]) -> LineInfo {
     let text = display_text(raw);
+    let (mut info, pos) = prefixes(&text);
+    info.message = String::from_utf8_lossy(&text[pos..]).into_owned();
+    info
+}
+
+/// The process tag of a raw line, without building its message.
+pub fn process(raw: &[u8]) -> Option<String> {
+    prefixes(&display_text(raw)).0.process
+}
+
+/// Strips the prefixes of a display text: what they said, and where the message starts.
+fn prefixes(text: &[u8]) -> (LineInfo, usize) {
     let mut info = LineInfo::default();
     let mut pos = 0;
     CAPTURES.with(|cell| {
@@ -272,8 +284,7 @@ pub fn parse(raw: &[u8]) -> LineInfo {
             break;
         }
     });
-    info.message = String::from_utf8_lossy(&text[pos..]).into_owned();
-    info
+    (info, pos)
 }
 
 /// The folding key of a message: digit runs and hex numbers masked, so that the same message

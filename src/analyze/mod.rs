@@ -124,10 +124,29 @@ impl<'db> Analyzer<'db> {
 
     /// Takes the next hit (hits must arrive in input order).
     pub fn push(&mut self, hit: &Hit) {
+        let winner = self.winner(&hit.matched.signatures);
+        if let Some(w) = winner {
+            if hit.matched.markers == 0 && self.db.signature(w).role == Role::Noise {
+                if let Some(&g) = self.index.get(&(Some(w), String::new())) {
+                    // A repeat of a known noise line: only its process and position change.
+                    self.counts.matched_lines += 1;
+                    self.counts.noise_lines += 1;
+                    let group = &mut self.groups[g];
+                    group.count += 1;
+                    group.last_line = hit.line;
+                    if let Some(p) = line::process(&hit.text) {
+                        if !group.processes.contains(&p) {
+                            group.processes.push(p);
+                        }
+                    }
+                    self.record(hit, Some(w), FindingRole::Noise, g);
+                    return;
+                }
+            }
+        }
         let info = line::parse(&hit.text);
         let process = info.process.clone().unwrap_or_default();
         let event = self.tracebacks.observe(&process, hit, &info);
-        let winner = self.winner(&hit.matched.signatures);
         if let Some(w) = winner {
             self.counts.matched_lines += 1;
             let sig = self.db.signature(w);
