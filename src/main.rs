@@ -217,10 +217,7 @@ fn status(result: Result<u8, Error>) -> u8 {
 }
 
 fn load_set(args: &SetArgs) -> Result<SignatureSet, Error> {
-    let mut set = match &args.signatures {
-        Some(dir) => load_dir(dir)?,
-        None => faultline::compile::embedded_set()?,
-    };
+    let mut set = set_or_embedded(args.signatures.as_deref())?;
     for dir in &args.add_signatures {
         set.extend(load_dir(dir)?)?;
     }
@@ -482,26 +479,25 @@ fn run_diff(
 /// their pattern: at ~200-byte lines that is one candidate line in ~5000.
 const COMMON_PER_MIB: f64 = 1.0;
 
-fn run_db(cmd: DbCommand) -> u8 {
+/// The signature directory `dir`, or the embedded set.
+fn set_or_embedded(dir: Option<&std::path::Path>) -> Result<SignatureSet, Error> {
+    match dir {
+        Some(d) => load_dir(d),
+        None => faultline::compile::embedded_set(),
+    }
+}
+
+fn run_db(cmd: DbCommand) -> Result<u8, Error> {
     match cmd {
         DbCommand::Check { dir } => {
-            let set = match &dir {
-                Some(d) => load_dir(d),
-                None => faultline::compile::embedded_set(),
-            };
-            let checked = set.and_then(|s| {
-                let db = Database::compile(&s)?;
-                let archive = db.to_archive(MAX_DFA_BYTES)?;
-                Database::from_archive_bytes(&archive.bytes)?.check_examples(&s)?;
-                Ok((s, db, archive))
-            });
-            match checked {
-                Ok((set, db, archive)) => {
-                    let examples: usize = set.signatures.iter().map(|s| s.examples.len()).sum();
-                    let counter: usize =
-                        set.signatures.iter().map(|s| s.counterexamples.len()).sum();
-                    let (anchors, packed) = db.anchors();
-                    out(&format!(
+            let set = set_or_embedded(dir.as_deref())?;
+            let db = Database::compile(&set)?;
+            let archive = db.to_archive(MAX_DFA_BYTES)?;
+            Database::from_archive_bytes(&archive.bytes)?.check_examples(&set)?;
+            let examples: usize = set.signatures.iter().map(|s| s.examples.len()).sum();
+            let counter: usize = set.signatures.iter().map(|s| s.counterexamples.len()).sum();
+            let (anchors, packed) = db.anchors();
+            out(&format!(
                         "{} {}: {} signatures, {} patterns, {} examples and {} counterexamples checked; prefilter: {} anchors ({})\n",
                         db.name(),
                         db.version(),
@@ -512,128 +508,94 @@ fn run_db(cmd: DbCommand) -> u8 {
                         anchors.len(),
                         if packed { "SIMD packed searcher" } else { "general automaton" },
                     ));
-                    out(&archive_summary(&db, &archive));
-                    let load = db.prefilter_load(COMMON_PER_MIB);
-                    let mut text = format!(
+            out(&archive_summary(&db, &archive));
+            let load = db.prefilter_load(COMMON_PER_MIB);
+            let mut text = format!(
                         "prefilter: {:.1} candidate lines per MiB ({:.2}% of lines), measured on a generated healthy vLLM serving log\n",
                         load.candidate_lines_per_mib,
                         load.candidate_line_share * 100.0
                     );
-                    for (a, r) in &load.anchors {
-                        text.push_str(&format!(
+            for (a, r) in &load.anchors {
+                text.push_str(&format!(
                             "common anchor: {a:?} ({r:.1} per MiB), shared to keep the SIMD searchers few\n"
                         ));
-                    }
-                    for c in &load.common {
-                        text.push_str(&format!(
+            }
+            for c in &load.common {
+                text.push_str(&format!(
                             "slow signature: {} has only common literals {:?} ({:.1} per MiB): each such line is confirmed\n",
                             c.owner, c.literals, c.per_mib
                         ));
-                    }
-                    out(&text);
-                    EXIT_DIAGNOSED
-                }
-                Err(e) => {
-                    error_line(&e);
-                    EXIT_ERROR
-                }
             }
+            out(&text);
+            Ok(EXIT_DIAGNOSED)
         }
         DbCommand::Compile { dir, output } => {
-            let set = match &dir {
-                Some(d) => load_dir(d),
-                None => faultline::compile::embedded_set(),
-            };
-            match set
-                .and_then(|s| Database::compile(&s))
-                .and_then(|db| db.write_archive(&output, MAX_DFA_BYTES).map(|a| (db, a)))
-            {
-                Ok((db, archive)) => {
-                    out(&format!(
-                        "{}: {} {} (hash {}), {} signatures, {} bytes\n",
-                        output.display(),
-                        db.name(),
-                        db.version(),
-                        db.hash(),
-                        db.signatures().len(),
-                        archive.bytes.len(),
-                    ));
-                    out(&archive_summary(&db, &archive));
-                    EXIT_DIAGNOSED
-                }
-                Err(e) => {
-                    error_line(&e);
-                    EXIT_ERROR
-                }
-            }
+            let db = Database::compile(&set_or_embedded(dir.as_deref())?)?;
+            let archive = db.write_archive(&output, MAX_DFA_BYTES)?;
+            out(&format!(
+                "{}: {} {} (hash {}), {} signatures, {} bytes\n",
+                output.display(),
+                db.name(),
+                db.version(),
+                db.hash(),
+                db.signatures().len(),
+                archive.bytes.len(),
+            ));
+            out(&archive_summary(&db, &archive));
+            Ok(EXIT_DIAGNOSED)
         }
         DbCommand::List {
             format: Format::Csv,
             ..
-        } => {
-            error_line(&Error::Usage(
-                "db list prints --format human or json".into(),
-            ));
-            EXIT_ERROR
-        }
+        } => Err(Error::Usage("db list prints --format human or json".into())),
         DbCommand::Diff {
             old,
             new,
             corpus,
             format,
-        } => status(run_diff(&old, &new, corpus.as_deref(), format)),
-        DbCommand::List { format, set } => match database(&set) {
-            Ok(db) => {
-                let mut text = String::new();
-                for s in db.signatures() {
-                    match format {
-                        Format::Json => {
-                            let v = serde_json::json!({
-                                "id": s.id, "revision": s.revision, "role": s.role.as_str(),
-                                "severity": s.severity.as_str(), "category": s.category,
-                                "tags": s.tags, "title": s.title, "priority": s.priority,
-                                "source": s.source,
-                            });
-                            text.push_str(&v.to_string());
-                        }
-                        Format::Human | Format::Csv => text.push_str(&format!(
-                            "{:<48} r{:<2} {:<8} {:<8} {:<24} {}",
-                            s.id,
-                            s.revision,
-                            s.role.as_str(),
-                            s.severity.as_str(),
-                            s.category,
-                            s.title
-                        )),
+        } => run_diff(&old, &new, corpus.as_deref(), format),
+        DbCommand::List { format, set } => {
+            let db = database(&set)?;
+            let mut text = String::new();
+            for s in db.signatures() {
+                match format {
+                    Format::Json => {
+                        let v = serde_json::json!({
+                            "id": s.id, "revision": s.revision, "role": s.role.as_str(),
+                            "severity": s.severity.as_str(), "category": s.category,
+                            "tags": s.tags, "title": s.title, "priority": s.priority,
+                            "source": s.source,
+                        });
+                        text.push_str(&v.to_string());
                     }
-                    text.push('\n');
+                    Format::Human | Format::Csv => text.push_str(&format!(
+                        "{:<48} r{:<2} {:<8} {:<8} {:<24} {}",
+                        s.id,
+                        s.revision,
+                        s.role.as_str(),
+                        s.severity.as_str(),
+                        s.category,
+                        s.title
+                    )),
                 }
-                out(&text);
-                EXIT_DIAGNOSED
+                text.push('\n');
             }
-            Err(e) => {
-                error_line(&e);
-                EXIT_ERROR
-            }
-        },
+            out(&text);
+            Ok(EXIT_DIAGNOSED)
+        }
         DbCommand::Export {
             format: ExportFormat::Patterns,
             set,
-        } => match database(&set) {
-            Ok(db) => {
-                let mut text = String::new();
-                for p in db.pattern_sources() {
-                    text.push_str(p);
-                    text.push('\n');
-                }
-                out(&text);
-                EXIT_DIAGNOSED
+        } => {
+            let db = database(&set)?;
+            let mut text = String::new();
+            for p in db.pattern_sources() {
+                text.push_str(p);
+                text.push('\n');
             }
-            Err(e) => {
-                error_line(&e);
-                EXIT_ERROR
-            }
-        },
+            out(&text);
+            Ok(EXIT_DIAGNOSED)
+        }
     }
 }
 
@@ -684,7 +646,7 @@ fn main() -> ExitCode {
     }
     ExitCode::from(match cli.command {
         Command::Scan(args) => status(run_scan(args)),
-        Command::Db(cmd) => run_db(cmd),
+        Command::Db(cmd) => status(run_db(cmd)),
         Command::Summary(args) => status(run_summary(args)),
         Command::Bench(args) => status(run_bench(args)),
     })
