@@ -70,6 +70,19 @@ struct Group {
     is_exception: bool,
 }
 
+impl Group {
+    /// Counts one more line folded into this group.
+    fn repeat(&mut self, line: u64, process: Option<&String>) {
+        self.count += 1;
+        self.last_line = line;
+        if let Some(p) = process {
+            if !self.processes.contains(p) {
+                self.processes.push(p.clone());
+            }
+        }
+    }
+}
+
 /// Consumes hits in input order and produces a [`Report`].
 pub struct Analyzer<'db> {
     db: &'db Database,
@@ -131,14 +144,7 @@ impl<'db> Analyzer<'db> {
                     // A repeat of a known noise line: only its process and position change.
                     self.counts.matched_lines += 1;
                     self.counts.noise_lines += 1;
-                    let group = &mut self.groups[g];
-                    group.count += 1;
-                    group.last_line = hit.line;
-                    if let Some(p) = line::process(&hit.text) {
-                        if !group.processes.contains(&p) {
-                            group.processes.push(p);
-                        }
-                    }
+                    self.groups[g].repeat(hit.line, line::process(&hit.text).as_ref());
                     self.record(hit, Some(w), FindingRole::Noise, g);
                     return;
                 }
@@ -298,13 +304,7 @@ impl<'db> Analyzer<'db> {
         };
         if let Some(&g) = self.index.get(&key) {
             let group = &mut self.groups[g];
-            group.count += 1;
-            group.last_line = hit.line;
-            if let Some(p) = &info.process {
-                if !group.processes.contains(p) {
-                    group.processes.push(p.clone());
-                }
-            }
+            group.repeat(hit.line, info.process.as_ref());
             if group.traceback.is_none() {
                 if let Event::Exception { chain_pos, frames } = event {
                     let mut tb = frames.clone();
