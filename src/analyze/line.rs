@@ -244,18 +244,20 @@ fn apply(
 /// Parses the prefixes of a raw line (without its terminator).
 pub fn parse(raw: &[u8]) -> LineInfo {
     let text = display_text(raw);
-    let (mut info, pos) = prefixes(&text);
+    let (mut info, pos) = prefixes(&text, false);
     info.message = String::from_utf8_lossy(&text[pos..]).into_owned();
     info
 }
 
-/// The process tag of a raw line, without building its message.
+/// The process tag of a raw line, without building its message: the prefixes are read only
+/// as far as the first one that names a process (later ones cannot change it).
 pub fn process(raw: &[u8]) -> Option<String> {
-    prefixes(&display_text(raw)).0.process
+    prefixes(&display_text(raw), true).0.process
 }
 
 /// Strips the prefixes of a display text: what they said, and where the message starts.
-fn prefixes(text: &[u8]) -> (LineInfo, usize) {
+/// With `process_only`, stops once the process is known.
+fn prefixes(text: &[u8], process_only: bool) -> (LineInfo, usize) {
     let mut info = LineInfo::default();
     let mut pos = 0;
     CAPTURES.with(|cell| {
@@ -264,6 +266,9 @@ fn prefixes(text: &[u8]) -> (LineInfo, usize) {
             *store = rules().iter().map(|(_, re)| re.create_captures()).collect();
         }
         'outer: for round in 0..8 {
+            if process_only && info.process.is_some() {
+                break;
+            }
             let Some(&first) = text.get(pos) else { break };
             for (k, (rule, re)) in rules().iter().enumerate() {
                 if !rule.could_start(first, &text[pos..])
@@ -318,6 +323,26 @@ pub fn mask(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn process_alone_agrees_with_parse() {
+        for line in [
+            &b"(Worker_TP7 pid=207086) INFO 02-20 21:35:48 [cuda.py:456] Using backend X"[..],
+            b"INFO 02-20 21:35:48 [core.py:1] (EngineCore_DP0 pid=12) started",
+            b"trainer-1  | [rank3]: RuntimeError: x",
+            b"[2025-01-01 12:00:00 TP0] Scheduler hit an exception",
+            b"0: [rank0]: boom",
+            b"gpu-node-07:207081:208120 [1] NCCL INFO Using network Socket",
+            b"",
+        ] {
+            assert_eq!(
+                process(line),
+                parse(line).process,
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
 
     #[test]
     fn vllm_v1_worker_prefix() {

@@ -210,9 +210,11 @@ impl Database {
             let (signature, marker, source) = match pat.owner {
                 Owner::Signature(s) => (s, 0, self.pattern_sources[p].as_str()),
                 Owner::Marker(m) => {
-                    let source = MARKERS
-                        .iter()
-                        .find(|(k, _)| *k == m)
+                    // Markers follow the signature patterns, in MARKERS order (a marker may
+                    // have more than one pattern).
+                    let source = p
+                        .checked_sub(self.pattern_sources.len())
+                        .and_then(|i| MARKERS.get(i))
                         .map(|(_, s)| *s)
                         .unwrap_or_default();
                     (0, m as u8, source)
@@ -581,7 +583,6 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
         if req.is_empty() {
             return Err(bad(format!("pattern {p} has no required literal")));
         }
-        required.push(req);
         let dfa_range = match rec.dfa.as_ref() {
             Some(words) => {
                 let len = rec.dfa_len.to_native() as usize;
@@ -593,10 +594,13 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
             }
             None => None,
         };
-        patterns.push(CompiledPattern {
+        patterns.push(CompiledPattern::new(
             owner,
-            confirm: Confirm::archived(&rec.source, dfa_range.is_some()),
-        });
+            Confirm::archived(&rec.source, dfa_range.is_some()),
+            &rec.source,
+            &req,
+        ));
+        required.push(req);
         dfa_ranges.push(dfa_range);
     }
     let mut anchors = Vec::with_capacity(archived.anchors.len());

@@ -40,6 +40,29 @@ pub fn parse(pattern: &str) -> Result<Hir, regex_syntax::Error> {
         .parse(pattern)
 }
 
+/// The one string `pattern` matches when it is a plain literal: ASCII with no
+/// metacharacters but escaped ones (`cuda\.py:`). A line holding that string matches it.
+pub fn plain_literal(pattern: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(pattern.len());
+    let mut bytes = pattern.bytes();
+    while let Some(b) = bytes.next() {
+        match b {
+            b'\\' => {
+                let e = bytes.next()?;
+                if !regex_syntax::is_meta_character(char::from(e)) {
+                    return None;
+                }
+                out.push(e);
+            }
+            b'.' | b'^' | b'$' | b'*' | b'+' | b'?' | b'(' | b')' | b'[' | b']' | b'{' | b'}'
+            | b'|' => return None,
+            0x20..=0x7e => out.push(b),
+            _ => return None,
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 /// A set of literals at least one of which occurs in every match of `hir`, if one exists.
 pub fn required(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     if let Some(set) = exact(hir) {
@@ -626,6 +649,31 @@ mod tests {
             .into_iter()
             .map(|m| String::from_utf8(m).unwrap())
             .collect()
+    }
+
+    #[test]
+    fn plain_literals_are_only_escaped_text() {
+        assert_eq!(
+            plain_literal(r"cuda\.py:").as_deref(),
+            Some(&b"cuda.py:"[..])
+        );
+        assert_eq!(
+            plain_literal(" NCCL INFO ").as_deref(),
+            Some(&b" NCCL INFO "[..])
+        );
+        for not in [
+            r"a.b", r"(?i)abc", r"a\d", r"\bword", r"a|b", r"x{2}", "", r"a\<", "\tab", "é",
+        ] {
+            assert_eq!(plain_literal(not), None, "{not}");
+        }
+        // What it accepts, the regex engine reads the same way.
+        for lit in [r"cuda\.py:", r"\[rank0\]: \(x\) \$1 \^ \| a-b # & ~"] {
+            let text = plain_literal(lit).unwrap();
+            let re = super::super::matcher::build_regex(lit).unwrap();
+            assert!(re.is_match(text.as_slice()));
+            let hir = parse(lit).unwrap();
+            assert_eq!(required(&hir), Some(vec![text]));
+        }
     }
 
     #[test]

@@ -48,8 +48,11 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
     ),
     (
         Marker::ErrorLevel,
-        r"(?:^|[\s\[|])(?:ERROR|CRITICAL|FATAL)(?:[\s\]:|]|$)|^\[?E\d{4} \d\d:\d\d:\d\d",
+        r"(?:^|[\s\[|])(?:ERROR|CRITICAL|FATAL)(?:[\s\]:|]|$)",
     ),
+    // glog's `E1102 04:12:55.123 ...`: no literal long enough to anchor, so it runs on every
+    // candidate line; alone, its automaton stops after a byte or two on other lines.
+    (Marker::ErrorLevel, r"^\[?E\d{4} \d\d:\d\d:\d\d"),
 ];
 
 /// Who a compiled pattern belongs to.
@@ -76,6 +79,23 @@ pub(crate) fn build_regex(pattern: &str) -> Result<meta::Regex, meta::BuildError
 pub(crate) struct CompiledPattern {
     pub owner: Owner,
     pub confirm: Confirm,
+    /// Whether the pattern matches exactly one string (its source is a plain literal): a
+    /// line holding that string matches, with no regex to run.
+    pub plain: bool,
+}
+
+impl CompiledPattern {
+    /// A pattern compiled from `source`, whose required literal set is `required`.
+    pub fn new(owner: Owner, confirm: Confirm, source: &str, required: &[Vec<u8>]) -> Self {
+        let plain = super::literals::plain_literal(source).is_some_and(|lit| {
+            lit.len() >= super::literals::MIN_LITERAL && required.len() == 1 && required[0] == lit
+        });
+        CompiledPattern {
+            owner,
+            confirm,
+            plain,
+        }
+    }
 }
 
 /// How a pattern confirms a candidate line.
@@ -130,13 +150,11 @@ pub struct CandidateProfile {
     pub per_anchor: Vec<u64>,
 }
 
-/// Past this many candidate patterns on a line, the literal automaton narrows them first.
-const FEW_PATTERNS: usize = 8;
-
 /// Per-thread scratch space for confirming candidate lines.
 #[derive(Default)]
 pub struct Scratch {
     candidates: Vec<u32>,
+    cursor: Cursor,
 }
 
 /// What one line matched: the signatures (by index, ascending) and the markers.
@@ -163,13 +181,13 @@ pub(crate) struct Matcher {
     anchors: Vec<Vec<u8>>,
     /// Per anchor: expected occurrences per MiB of ordinary log (see `literals::background`).
     anchor_rates: Vec<f64>,
-    /// Per anchor: the patterns one of whose required literals contains it, or contains an
-    /// anchor that can start at the same place (a prefix of it, or one it is a prefix of).
-    anchor_patterns: Vec<Vec<u32>>,
+    /// Per anchor: the required literals that hold it, or hold an anchor that can start at
+    /// the same place (a prefix of it, or one it is a prefix of), each with where in the
+    /// literal that anchor starts. An anchor found at `s` checks each such literal in place
+    /// at `s - offset`, so a line's candidate patterns cost one comparison per literal.
+    anchor_members: Vec<Vec<(u32, u32)>>,
     /// Patterns with a required literal too short to anchor: run on every candidate line.
     unanchored: Vec<u32>,
-    /// Every required literal, for lines whose anchors name many patterns.
-    literals: AhoCorasick,
     members: Vec<Vec<u8>>,
     member_patterns: Vec<Vec<u32>>,
     pub patterns: Vec<CompiledPattern>,
@@ -242,34 +260,37 @@ impl Matcher {
                     .map_err(|e| e.to_string())?,
             )
         };
-        let mut anchor_patterns: Vec<Vec<u32>> = anchors
+        // Per anchor, every place it starts inside a long enough literal.
+        let direct: Vec<Vec<(u32, u32)>> = anchors
             .iter()
             .map(|a| {
-                let mut ps: Vec<u32> = members
-                    .iter()
-                    .zip(&member_patterns)
-                    .filter(|(m, _)| memchr::memmem::find(m, a).is_some())
-                    .flat_map(|(_, ps)| ps.iter().copied())
-                    .collect();
-                ps.sort_unstable();
-                ps.dedup();
-                ps
+                let mut at = Vec::new();
+                for (m, member) in members.iter().enumerate() {
+                    if member.len() < super::literals::MIN_LITERAL || a.is_empty() {
+                        continue;
+                    }
+                    for k in memchr::memmem::find_iter(member, a) {
+                        at.push((m as u32, k as u32));
+                    }
+                }
+                at
             })
             .collect();
-        let direct = anchor_patterns.clone();
-        for (i, a) in anchors.iter().enumerate() {
-            for (j, b) in anchors.iter().enumerate() {
-                if i != j && (a.starts_with(b) || b.starts_with(a)) {
-                    anchor_patterns[i].extend_from_slice(&direct[j]);
+        let anchor_members: Vec<Vec<(u32, u32)>> = anchors
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let mut at = direct[i].clone();
+                for (j, b) in anchors.iter().enumerate() {
+                    if i != j && (a.starts_with(b) || b.starts_with(a)) {
+                        at.extend_from_slice(&direct[j]);
+                    }
                 }
-            }
-            anchor_patterns[i].sort_unstable();
-            anchor_patterns[i].dedup();
-        }
-        let literals = AhoCorasick::builder()
-            .match_kind(MatchKind::Standard)
-            .build(&members)
-            .map_err(|e| e.to_string())?;
+                at.sort_unstable();
+                at.dedup();
+                at
+            })
+            .collect();
         let mut unanchored: Vec<u32> = members
             .iter()
             .zip(&member_patterns)
@@ -282,9 +303,8 @@ impl Matcher {
             prefilter,
             anchors,
             anchor_rates,
-            anchor_patterns,
+            anchor_members,
             unanchored,
-            literals,
             members,
             member_patterns,
             patterns,
@@ -360,7 +380,8 @@ impl Matcher {
             }
             Prefilter::Packed(searchers) => {
                 if cursor.next.len() != searchers.len() {
-                    cursor.next = vec![(usize::MAX, None); searchers.len()];
+                    cursor.next.clear();
+                    cursor.next.resize(searchers.len(), (usize::MAX, None));
                 }
                 let mut best: Option<(usize, usize)> = None;
                 for ((first, s), slot) in searchers.iter().zip(cursor.next.iter_mut()) {
@@ -406,42 +427,42 @@ impl Matcher {
         p
     }
 
-    /// Confirms one line (no terminator): every pattern whose literal it holds is run on it.
+    /// Confirms one line (no terminator): every pattern one of whose required literals the
+    /// line holds is run on it (a plain literal pattern needs no run).
     pub fn confirm(&self, line: &[u8], scratch: &mut Scratch, out: &mut LineMatch) {
         out.signatures.clear();
         out.markers = 0;
         scratch.candidates.clear();
-        // Every anchor occurrence on the line names the patterns that may match; anchors
-        // starting at the same place as a reported one are folded into its list.
+        // Each anchor occurrence is checked against the literals that hold it, in place;
+        // anchors starting at the same place as a reported one are in its list.
         let mut at = 0;
-        while let Some((a, start)) = self.find_anchor(line, at) {
-            scratch
-                .candidates
-                .extend_from_slice(&self.anchor_patterns[a]);
+        let mut any = false;
+        let cursor = &mut scratch.cursor;
+        cursor.next.clear();
+        while let Some((a, start)) = self.find_anchor_from(line, at, cursor) {
+            any = true;
+            for &(m, k) in &self.anchor_members[a] {
+                let member = &self.members[m as usize];
+                let (m, k) = (m as usize, k as usize);
+                if start >= k && line[start - k..].starts_with(member) {
+                    scratch
+                        .candidates
+                        .extend_from_slice(&self.member_patterns[m]);
+                }
+            }
             at = start + 1;
         }
-        if scratch.candidates.is_empty() {
+        if !any {
             return;
         }
         scratch.candidates.extend_from_slice(&self.unanchored);
         scratch.candidates.sort_unstable();
         scratch.candidates.dedup();
-        if scratch.candidates.len() > FEW_PATTERNS {
-            // A widely shared anchor ("CUDA") names many patterns: one pass of the literal
-            // automaton over the line is cheaper than their regexes, and keeps only the
-            // patterns one of whose required literals is really there.
-            scratch.candidates.clear();
-            for m in self.literals.find_overlapping_iter(line) {
-                scratch
-                    .candidates
-                    .extend_from_slice(&self.member_patterns[m.pattern().as_usize()]);
-            }
-            scratch.candidates.sort_unstable();
-            scratch.candidates.dedup();
-        }
         for &p in &scratch.candidates {
-            if self.is_match(p as usize, line) {
-                match self.patterns[p as usize].owner {
+            let pat = &self.patterns[p as usize];
+            // A plain literal pattern is in the list only when its one literal was found.
+            if pat.plain || self.is_match(p as usize, line) {
+                match pat.owner {
                     Owner::Signature(s) => {
                         if out.signatures.last() != Some(&s) {
                             out.signatures.push(s);

@@ -242,10 +242,12 @@ impl Database {
                 }
                 ids.push(compiled.len() as u32);
                 pattern_sources.push(pat.value.clone());
-                compiled.push(CompiledPattern {
-                    owner: Owner::Signature(si as u32),
-                    confirm: Confirm::Regex(regex),
-                });
+                compiled.push(CompiledPattern::new(
+                    Owner::Signature(si as u32),
+                    Confirm::Regex(regex),
+                    &pat.value,
+                    &req,
+                ));
                 required.push(req);
             }
             for p in placeholders(&sig.remediation) {
@@ -278,13 +280,16 @@ impl Database {
         for &(marker, pat) in MARKERS {
             let hir =
                 literals::parse(pat).map_err(|e| Error::Limit(format!("internal marker: {e}")))?;
-            required.push(literals::required(&hir).unwrap_or_default());
-            compiled.push(CompiledPattern {
-                owner: Owner::Marker(marker),
-                confirm: Confirm::Regex(
+            let req = literals::required(&hir).unwrap_or_default();
+            compiled.push(CompiledPattern::new(
+                Owner::Marker(marker),
+                Confirm::Regex(
                     build_regex(pat).map_err(|e| Error::Limit(format!("internal marker: {e}")))?,
                 ),
-            });
+                pat,
+                &req,
+            ));
+            required.push(req);
         }
         let matcher = Matcher::new(compiled, &required).map_err(Error::Limit)?;
         let capture_regexes = (0..pattern_sources.len())
@@ -548,7 +553,88 @@ pub fn interpolate(text: &str, captures: &[(String, String)]) -> String {
 mod tests {
     use super::*;
     use crate::signature::{load_sources, SourceFile};
+    use proptest::prelude::*;
     use std::path::PathBuf;
+
+    /// Every example and counterexample line of the embedded set, and the marker shapes.
+    fn lines() -> &'static [String] {
+        static LINES: OnceLock<Vec<String>> = OnceLock::new();
+        LINES.get_or_init(|| {
+            let set = embedded_set().expect("embedded set");
+            let mut v: Vec<String> = set
+                .signatures
+                .iter()
+                .flat_map(|s| s.examples.iter().chain(&s.counterexamples))
+                .map(|e| e.value.trim_end_matches(['\n', '\r']).to_string())
+                .collect();
+            v.extend(
+                [
+                    "Traceback (most recent call last):",
+                    "  File \"x.py\", line 3, in f",
+                    "E1102 04:12:55.123 12 a.cc:1] x",
+                    "[E1102 04:12:55 ERROR x",
+                    "The above exception was the direct cause of the following exception:",
+                ]
+                .map(String::from),
+            );
+            v
+        })
+    }
+
+    /// What a line matches when every pattern's regex runs on it (no prefilter, no literal
+    /// checks); patterns too short to anchor run only where some anchor is.
+    fn brute_force(db: &Database, line: &[u8]) -> LineMatch {
+        let m = db.matcher();
+        let anchored = m.find_candidate(line, 0).is_some();
+        let mut out = LineMatch::default();
+        for (p, pat) in m.patterns.iter().enumerate() {
+            if !anchored || !m.is_match(p, line) {
+                continue;
+            }
+            match pat.owner {
+                Owner::Signature(s) => out.signatures.push(s),
+                Owner::Marker(k) => out.markers |= k as u8,
+            }
+        }
+        out.signatures.sort_unstable();
+        out.signatures.dedup();
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn confirmation_equals_running_every_regex(
+            picks in proptest::collection::vec(any::<prop::sample::Index>(), 1..4),
+            cuts in proptest::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>()), 4),
+            glue in "[ -~]{0,12}",
+        ) {
+            let db = Database::embedded();
+            // Whole lines, pieces of lines and joins of several: literals cut in two,
+            // repeated, or next to another signature's text.
+            let mut line = Vec::new();
+            for (i, pick) in picks.iter().enumerate() {
+                let text = lines()[pick.index(lines().len())].as_bytes();
+                let (a, b) = cuts[i];
+                let (a, b) = (a.index(text.len() + 1), b.index(text.len() + 1));
+                let piece = if i == 0 { text } else { &text[a.min(b)..a.max(b)] };
+                line.extend_from_slice(piece);
+                line.extend_from_slice(glue.as_bytes());
+            }
+            prop_assert_eq!(db.match_line(&line), brute_force(db, &line));
+        }
+    }
+
+    #[test]
+    fn confirmation_equals_running_every_regex_on_each_example() {
+        let db = Database::embedded();
+        for line in lines() {
+            assert_eq!(
+                db.match_line(line.as_bytes()),
+                brute_force(db, line.as_bytes()),
+                "{line}"
+            );
+        }
+    }
 
     fn set(sigs: &str) -> SignatureSet {
         load_sources(vec![

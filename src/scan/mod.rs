@@ -78,8 +78,10 @@ struct ChunkHit {
     matched: LineMatch,
 }
 
-/// Scans `buf` (which starts at a line start) and returns its hits and newline count.
-fn scan_chunk(db: &Database, buf: &[u8]) -> (Vec<ChunkHit>, u64) {
+/// Scans `buf` (which starts at a line start) and returns its hits, newline count and
+/// whether it holds a NUL byte. Newlines and NULs are counted in the stretch the prefilter
+/// has just passed over, while it is still in cache.
+fn scan_chunk(db: &Database, buf: &[u8]) -> (Vec<ChunkHit>, u64, bool) {
     let m = db.matcher();
     let mut hits = Vec::new();
     let mut scratch = Scratch::default();
@@ -88,10 +90,13 @@ fn scan_chunk(db: &Database, buf: &[u8]) -> (Vec<ChunkHit>, u64) {
     let mut counted = 0;
     let mut newlines = 0u64;
     let mut cursor = Cursor::default();
+    let mut nul = false;
     while let Some(hit) = m.find_candidate_from(buf, pos, &mut cursor) {
         let start = memrchr(b'\n', &buf[pos..hit]).map_or(pos, |i| pos + i + 1);
         let end = memchr(b'\n', &buf[hit..]).map_or(buf.len(), |i| hit + i);
-        newlines += bytecount::count(&buf[counted..start], b'\n') as u64;
+        let passed = &buf[counted..start];
+        newlines += bytecount::count(passed, b'\n') as u64;
+        nul = nul || memchr(0, passed).is_some();
         counted = start;
         m.confirm(trim_cr(&buf[start..end]), &mut scratch, &mut matched);
         if !matched.is_empty() {
@@ -104,8 +109,10 @@ fn scan_chunk(db: &Database, buf: &[u8]) -> (Vec<ChunkHit>, u64) {
         }
         pos = end + 1;
     }
-    newlines += bytecount::count(&buf[counted.min(buf.len())..], b'\n') as u64;
-    (hits, newlines)
+    let rest = &buf[counted.min(buf.len())..];
+    newlines += bytecount::count(rest, b'\n') as u64;
+    nul = nul || memchr(0, rest).is_some();
+    (hits, newlines, nul)
 }
 
 /// Splits `buf` into chunks of about `size` bytes, each ending just after a newline.
@@ -141,18 +148,18 @@ pub fn scan_slice(
     let chunk = (buf.len() / (threads * 8)).max(opts.min_chunk.max(1));
     // NUL anywhere counts (as in a stream scan), looked for chunk by chunk on the workers.
     let (newlines, binary) = if threads == 1 || buf.len() <= chunk {
-        let (hits, newlines) = scan_chunk(db, buf);
+        let (hits, newlines, nul) = scan_chunk(db, buf);
         emit(buf, 0, 0, 0, hits, opts.max_line_bytes, sink);
-        (newlines, memchr(0, buf).is_some())
+        (newlines, nul)
     } else {
         let bounds = chunk_bounds(buf, chunk);
-        let results: Vec<((Vec<ChunkHit>, u64), bool)> = bounds
+        let results: Vec<(Vec<ChunkHit>, u64, bool)> = bounds
             .par_iter()
-            .map(|&(s, e)| (scan_chunk(db, &buf[s..e]), memchr(0, &buf[s..e]).is_some()))
+            .map(|&(s, e)| scan_chunk(db, &buf[s..e]))
             .collect();
         let mut lines_before = 0;
         let mut binary = false;
-        for ((s, _), ((hits, n), nul)) in bounds.iter().zip(results) {
+        for ((s, _), (hits, n, nul)) in bounds.iter().zip(results) {
             emit(
                 buf,
                 *s,
@@ -302,7 +309,7 @@ pub fn scan_reader(
             memrchr(b'\n', &buf[filled.min(buf.len())..])
                 .map_or(0, |i| filled.min(buf.len()) + i + 1)
         };
-        let (hits, n) = scan_chunk(db, &buf[..whole]);
+        let (hits, n, _) = scan_chunk(db, &buf[..whole]);
         emit(&buf, 0, offset, newlines, hits, cap, sink);
         newlines += n;
         offset += whole as u64;
