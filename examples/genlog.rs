@@ -1,6 +1,9 @@
 //! Writes a deterministic, realistic vLLM v1 serving log to stdout, for benchmarks.
 //!
-//! `cargo run --release --example genlog -- --bytes 2G --seed 1 [--non-ascii [FRACTION]] > x.log`
+//! `cargo run --release --example genlog -- --bytes 2G --seed 1 [--non-ascii [FRACTION]] [--ascii-twin] > x.log`
+//!
+//! `--ascii-twin` writes the same log with each run of non-ASCII bytes replaced by as many
+//! bytes of ordinary ASCII words: same lines, same lengths, nothing but the bytes differ.
 //!
 //! Rare failure lines are the embedded signatures' examples.
 
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
                     None => 0.05,
                 }
             }
+            "--ascii-twin" => opts.ascii_twin = true,
             _ => return usage(&format!("unknown argument {a:?}")),
         }
     }
@@ -72,6 +76,6 @@ fn main() -> ExitCode {
 }
 
 fn usage(msg: &str) -> ExitCode {
-    eprintln!("genlog: {msg}\nusage: genlog [--bytes SIZE] [--seed N] [--non-ascii [FRACTION]]");
+    eprintln!("genlog: {msg}\nusage: genlog [--bytes SIZE] [--seed N] [--non-ascii [FRACTION]] [--ascii-twin]");
     ExitCode::from(2)
 }

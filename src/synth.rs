@@ -34,6 +34,9 @@ pub struct SynthOptions {
     pub traceback_rate: f64,
     /// Fraction of lines that are about 50 KB long (a request log with a huge prompt).
     pub long_line_rate: f64,
+    /// Writes the same log with every run of non-ASCII bytes replaced by as many bytes of
+    /// ordinary ASCII words: the twin a non-ASCII log's scan speed is compared with.
+    pub ascii_twin: bool,
 }
 
 impl Default for SynthOptions {
@@ -45,7 +48,17 @@ impl Default for SynthOptions {
             failure_rate: 1e-5,
             traceback_rate: 2e-5,
             long_line_rate: 2e-5,
+            ascii_twin: false,
         }
+    }
+}
+
+/// Replaces each run of non-ASCII bytes in `line` with as many bytes of ASCII words.
+fn to_ascii(line: &mut [u8]) {
+    static FILLER: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let filler = FILLER.get_or_init(|| WORDS.join(" ")).as_bytes();
+    for (k, b) in line.iter_mut().filter(|b| !b.is_ascii()).enumerate() {
+        *b = filler[k % filler.len()];
     }
 }
 
@@ -463,6 +476,14 @@ impl LogGen {
 
     /// Appends one line (a traceback appends several).
     fn line(&mut self, out: &mut Vec<u8>) {
+        let start = out.len();
+        self.line_any(out);
+        if self.opts.ascii_twin {
+            to_ascii(&mut out[start..]);
+        }
+    }
+
+    fn line_any(&mut self, out: &mut Vec<u8>) {
         let o = &self.opts;
         let non_ascii = o.non_ascii > 0.0 && self.rng.chance(o.non_ascii);
         if !o.failures.is_empty() && self.rng.chance(o.failure_rate) {
@@ -578,6 +599,24 @@ mod tests {
         };
         assert_eq!(gen(3), gen(3));
         assert_ne!(gen(3), gen(4));
+    }
+
+    #[test]
+    fn the_ascii_twin_differs_only_in_non_ascii_bytes() {
+        let opts = SynthOptions {
+            non_ascii: 0.2,
+            ..SynthOptions::default()
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        LogGen::new(opts.clone()).fill(&mut a, 200_000);
+        LogGen::new(SynthOptions {
+            ascii_twin: true,
+            ..opts
+        })
+        .fill(&mut b, 200_000);
+        assert_eq!(a.len(), b.len());
+        assert!(b.is_ascii() && !a.is_ascii());
+        assert!(a.iter().zip(&b).all(|(x, y)| x == y || !x.is_ascii()));
     }
 
     #[test]

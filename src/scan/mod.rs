@@ -74,14 +74,18 @@ struct ChunkHit {
     /// Newlines before this line, counted from the chunk start.
     newlines: u64,
     start: usize,
-    end: usize,
+    /// The line (without terminator), cut to the cap; copied while it is in cache.
+    text: Vec<u8>,
+    truncated: bool,
     matched: LineMatch,
 }
 
 /// Scans `buf` (which starts at a line start) and returns its hits, newline count and
 /// whether it holds a NUL byte. Newlines and NULs are counted in the stretch the prefilter
 /// has just passed over, while it is still in cache.
-fn scan_chunk(db: &Database, buf: &[u8]) -> (Vec<ChunkHit>, u64, bool) {
+/// A line longer than `cap` keeps its first `cap` bytes and is marked cut.
+fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> (Vec<ChunkHit>, u64, bool) {
+    let cap = cap.max(1);
     let m = db.matcher();
     let mut hits = Vec::new();
     let mut scratch = Scratch::default();
@@ -98,12 +102,14 @@ fn scan_chunk(db: &Database, buf: &[u8]) -> (Vec<ChunkHit>, u64, bool) {
         newlines += bytecount::count(passed, b'\n') as u64;
         nul = nul || memchr(0, passed).is_some();
         counted = start;
-        m.confirm(trim_cr(&buf[start..end]), &mut scratch, &mut matched);
+        let line = trim_cr(&buf[start..end]);
+        m.confirm(line, &mut scratch, &mut matched);
         if !matched.is_empty() {
             hits.push(ChunkHit {
                 newlines,
                 start,
-                end,
+                text: line[..line.len().min(cap)].to_vec(),
+                truncated: line.len() > cap,
                 matched: std::mem::take(&mut matched),
             });
         }
@@ -149,8 +155,8 @@ pub fn scan_slice(
     let chunk = (buf.len() / (threads * 32)).max(opts.min_chunk.max(1));
     // NUL anywhere counts (as in a stream scan), looked for chunk by chunk on the workers.
     let (newlines, binary) = if threads == 1 || buf.len() <= chunk {
-        let (hits, newlines, nul) = scan_chunk(db, buf);
-        emit(buf, 0, 0, 0, hits, opts.max_line_bytes, sink);
+        let (hits, newlines, nul) = scan_chunk(db, buf, opts.max_line_bytes);
+        emit(0, 0, hits, sink);
         (newlines, nul)
     } else if rayon::current_thread_index().is_some() {
         // On a pool thread (many files scanned at once): blocking it on a channel while
@@ -159,20 +165,12 @@ pub fn scan_slice(
         let bounds = chunk_bounds(buf, chunk);
         let results: Vec<(Vec<ChunkHit>, u64, bool)> = bounds
             .par_iter()
-            .map(|&(s, e)| scan_chunk(db, &buf[s..e]))
+            .map(|&(s, e)| scan_chunk(db, &buf[s..e], opts.max_line_bytes))
             .collect();
         let mut lines_before = 0;
         let mut binary = false;
         for ((s, _), (hits, n, nul)) in bounds.iter().zip(results) {
-            emit(
-                buf,
-                *s,
-                *s as u64,
-                lines_before,
-                hits,
-                opts.max_line_bytes,
-                sink,
-            );
+            emit(*s as u64, lines_before, hits, sink);
             lines_before += n;
             binary |= nul;
         }
@@ -215,7 +213,7 @@ fn scan_parallel(
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&(s, e)) = bounds.get(i) else { break };
                     // A closed channel means the receiver is gone: nothing left to do.
-                    if tx.send((i, scan_chunk(db, &buf[s..e]))).is_err() {
+                    if tx.send((i, scan_chunk(db, &buf[s..e], cap))).is_err() {
                         break;
                     }
                 });
@@ -225,8 +223,7 @@ fn scan_parallel(
         for (i, result) in rx {
             pending.insert(i, result);
             while let Some((hits, n, nul)) = pending.remove(&want) {
-                let s = bounds[want].0;
-                emit(buf, s, s as u64, lines_before, hits, cap, sink);
+                emit(bounds[want].0 as u64, lines_before, hits, sink);
                 lines_before += n;
                 binary |= nul;
                 want += 1;
@@ -236,26 +233,15 @@ fn scan_parallel(
     (lines_before, binary)
 }
 
-/// Turns chunk hits into hits; the chunk starts at `buf[base]`, which is input offset
-/// `offset`, after `lines_before` newlines. A line longer than `cap` was scanned whole but
-/// its text is cut to `cap` bytes and marked, so one huge line never floods a report.
-fn emit(
-    buf: &[u8],
-    base: usize,
-    offset: u64,
-    lines_before: u64,
-    hits: Vec<ChunkHit>,
-    cap: usize,
-    sink: &mut dyn FnMut(Hit),
-) {
-    let cap = cap.max(1);
+/// Turns chunk hits into hits; the chunk starts at input offset `offset`, after
+/// `lines_before` newlines.
+fn emit(offset: u64, lines_before: u64, hits: Vec<ChunkHit>, sink: &mut dyn FnMut(Hit)) {
     for h in hits {
-        let line = trim_cr(&buf[base + h.start..base + h.end]);
         sink(Hit {
             line: lines_before + h.newlines + 1,
             offset: offset + h.start as u64,
-            text: line[..line.len().min(cap)].to_vec(),
-            text_truncated: line.len() > cap,
+            text: h.text,
+            text_truncated: h.truncated,
             matched: h.matched,
         });
     }
@@ -364,8 +350,8 @@ pub fn scan_reader(
             memrchr(b'\n', &buf[filled.min(buf.len())..])
                 .map_or(0, |i| filled.min(buf.len()) + i + 1)
         };
-        let (hits, n, _) = scan_chunk(db, &buf[..whole]);
-        emit(&buf, 0, offset, newlines, hits, cap, sink);
+        let (hits, n, _) = scan_chunk(db, &buf[..whole], cap);
+        emit(offset, newlines, hits, sink);
         newlines += n;
         offset += whole as u64;
         buf.drain(..whole);
