@@ -3,9 +3,10 @@
 #
 #   benches/compare.sh [SIZE] [RUNS]     e.g. benches/compare.sh 1G 3
 #
-# Generates ASCII and 5%-non-ASCII serving logs (seed 1) and a gzip copy of the ASCII one,
-# warms the page cache, and prints per tool the median wall time, GB/s (10^9 bytes/s) and
-# the ratio to `faultline scan -j1`. Needs ripgrep (rg) and gzip.
+# Generates ASCII and 5%-non-ASCII serving logs (seed 1), the non-ASCII log's ASCII twin
+# (the same lines with each non-ASCII run replaced by as many ASCII bytes) and a gzip copy
+# of the ASCII one, warms the page cache, and prints per tool the median wall time, GB/s
+# (10^9 bytes/s) and the ratio to `faultline scan -j1`. Needs ripgrep (rg) and gzip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE=${1:-1G}
@@ -19,6 +20,7 @@ FL="$T/faultline"
 
 [ -s "$DIR/ascii-$SIZE.log" ] || "$T/examples/genlog" --bytes "$SIZE" --seed 1 >"$DIR/ascii-$SIZE.log"
 [ -s "$DIR/nonascii-$SIZE.log" ] || "$T/examples/genlog" --bytes "$SIZE" --seed 1 --non-ascii 0.05 >"$DIR/nonascii-$SIZE.log"
+[ -s "$DIR/twin-$SIZE.log" ] || "$T/examples/genlog" --bytes "$SIZE" --seed 1 --non-ascii 0.05 --ascii-twin >"$DIR/twin-$SIZE.log"
 [ -s "$DIR/ascii-$SIZE.log.gz" ] || gzip -6 -c "$DIR/ascii-$SIZE.log" >"$DIR/ascii-$SIZE.log.gz"
 # ripgrep joins the patterns into one regex, where repeated capture names are an error:
 # the names are dropped, the matching is unchanged.
@@ -70,6 +72,13 @@ for kind in ascii nonascii; do
         "$(median rg -j1 --no-unicode -c -f "$DIR/patterns.txt" "$f")"
     row "count_newlines (memchr/bytecount, mmap)" "$bytes" "$j1" "$(median "$T/examples/count_newlines" "$f")"
     row "cat > /dev/null" "$bytes" "$j1" "$(median cat "$f")"
+    if [ "$kind" = nonascii ]; then
+        twin="$DIR/twin-$SIZE.log"
+        cat "$twin" >/dev/null
+        row "faultline scan -j1, ASCII twin (same lines, non-ASCII runs made ASCII)" "$bytes" "$j1" \
+            "$(median "$FL" scan -j1 "$twin")"
+        row "faultline scan -j2, ASCII twin" "$bytes" "$j1" "$(median "$FL" scan -j2 "$twin")"
+    fi
 done
 
 gz="$DIR/ascii-$SIZE.log.gz"

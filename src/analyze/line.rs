@@ -241,6 +241,27 @@ fn apply(
     }
 }
 
+/// The process a prefix names, read off its whole match (group 1 of its rule); `None` for
+/// rules that name none. Sglang's tag needs its capture and is not handled here.
+fn process_of(rule: Rule, m: &[u8]) -> Option<String> {
+    let name = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    match rule {
+        Rule::Compose => {
+            let end = m
+                .iter()
+                .position(|b| b.is_ascii_whitespace() || *b == b'|')?;
+            Some(name(&m[..end]))
+        }
+        Rule::Task => Some(format!(
+            "task {}",
+            name(&m[..m.iter().position(|&b| b == b':')?])
+        )),
+        Rule::Paren => Some(name(&m[1..memchr::memrchr(b')', m)?])),
+        Rule::Rank => Some(name(&m[1..memchr::memchr(b']', m)?])),
+        _ => None,
+    }
+}
+
 /// Parses the prefixes of a raw line (without its terminator).
 pub fn parse(raw: &[u8]) -> LineInfo {
     let text = display_text(raw);
@@ -276,8 +297,20 @@ fn prefixes(text: &[u8], process_only: bool) -> (LineInfo, usize) {
                 {
                     continue;
                 }
+                let input = Input::new(&text[pos..]).anchored(Anchored::Yes);
+                if process_only && !matches!(rule, Rule::Sglang) {
+                    // The match alone (a DFA, no capture slots) tells where the prefix ends
+                    // and, for the rules that name a process, where its name is.
+                    let Some(m) = re.search(&input) else { continue };
+                    if m.end() == 0 {
+                        continue;
+                    }
+                    info.process = process_of(*rule, &text[pos..pos + m.end()]);
+                    pos += m.end();
+                    continue 'outer;
+                }
                 let caps = &mut store[k];
-                re.captures(Input::new(&text[pos..]).anchored(Anchored::Yes), caps);
+                re.captures(input, caps);
                 let Some(m) = caps.get_match() else { continue };
                 if m.end() == 0 {
                     continue;
@@ -333,6 +366,14 @@ mod tests {
             b"[2025-01-01 12:00:00 TP0] Scheduler hit an exception",
             b"0: [rank0]: boom",
             b"gpu-node-07:207081:208120 [1] NCCL INFO Using network Socket",
+            b"vllm-server-1  | (APIServer pid=1) ERROR 01-02 03:04:05 [x.py:1] boom",
+            b"web.api-12 |INFO: started",
+            b"17: [default3]:NCCL WARN x",
+            b"(VllmWorker rank=3 pid=7) RuntimeError: x",
+            b"(pid=5, ip=10.0.0.1) Traceback (most recent call last):",
+            b"[2025-01-01 12:00:00 DP1 TP3] Scheduler hit an exception",
+            b"2025-01-01T12:00:00Z (Worker pid=3) x",
+            b"\x1b[36m(Worker_TP1 pid=9)\x1b[0m INFO boom",
             b"",
         ] {
             assert_eq!(
@@ -341,6 +382,27 @@ mod tests {
                 "{:?}",
                 String::from_utf8_lossy(line)
             );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn process_alone_agrees_with_parse_on_stacked_prefixes(
+            picks in proptest::collection::vec(0usize..12, 0..5),
+            tail in "[ -~]{0,20}",
+        ) {
+            const PIECES: [&str; 12] = [
+                "trainer-1  | ", "0: ", "(Worker_TP2 pid=17) ", "(pid=5, ip=10.0.0.1) ",
+                "[rank3]: ", "INFO 02-20 21:35:48 [cuda.py:456] ", "[2025-01-01 12:00:00 TP0] ",
+                "2025-01-01 12:00:00,123 - vllm - ERROR - ", "2025-01-01T12:00:00Z ",
+                "[W1031 15:15:48.123 ProcessGroupNCCL.cpp:1538] ", "ERROR: ", "x(",
+            ];
+            let mut line = String::new();
+            for p in picks {
+                line.push_str(PIECES[p]);
+            }
+            line.push_str(&tail);
+            proptest::prop_assert_eq!(process(line.as_bytes()), parse(line.as_bytes()).process);
         }
     }
 

@@ -89,6 +89,8 @@ pub struct Analyzer<'db> {
     opts: AnalyzeOptions,
     groups: Vec<Group>,
     index: HashMap<(Option<u32>, String), usize>,
+    /// Per signature: its noise group, once it has one (the fast path's lookup).
+    noise_group: Vec<Option<usize>>,
     tracebacks: Tracebacks,
     counts: Counts,
     first_error_line: Option<Group>,
@@ -118,6 +120,7 @@ impl<'db> Analyzer<'db> {
             opts,
             groups: Vec::new(),
             index: HashMap::new(),
+            noise_group: vec![None; db.signatures().len()],
             tracebacks: Tracebacks::default(),
             counts: Counts::default(),
             first_error_line: None,
@@ -140,7 +143,7 @@ impl<'db> Analyzer<'db> {
         let winner = self.winner(&hit.matched.signatures);
         if let Some(w) = winner {
             if hit.matched.markers == 0 && self.db.signature(w).role == Role::Noise {
-                if let Some(&g) = self.index.get(&(Some(w), String::new())) {
+                if let Some(g) = self.noise_group.get(w as usize).copied().flatten() {
                     // A repeat of a known noise line: only its process and position change.
                     self.counts.matched_lines += 1;
                     self.counts.noise_lines += 1;
@@ -318,6 +321,11 @@ impl<'db> Analyzer<'db> {
         }
         let group = self.new_group(sig, role, hit, info, event);
         self.groups.push(group);
+        if let (FindingRole::Noise, Some(s)) = (role, sig) {
+            if let Some(slot) = self.noise_group.get_mut(s as usize) {
+                *slot = Some(self.groups.len() - 1);
+            }
+        }
         self.index.insert(key, self.groups.len() - 1);
         self.groups.len() - 1
     }
