@@ -23,8 +23,8 @@ FL="$T/faultline"
 [ -s "$DIR/twin-$SIZE.log" ] || "$T/examples/genlog" --bytes "$SIZE" --seed 1 --non-ascii 0.05 --ascii-twin >"$DIR/twin-$SIZE.log"
 [ -s "$DIR/ascii-$SIZE.log.gz" ] || gzip -6 -c "$DIR/ascii-$SIZE.log" >"$DIR/ascii-$SIZE.log.gz"
 # ripgrep joins the patterns into one regex, where repeated capture names are an error:
-# the names are dropped, the matching is unchanged.
-"$FL" db export --format patterns | sed -E 's/\(\?P<[A-Za-z_][A-Za-z0-9_]*>/(/g' >"$DIR/patterns.txt"
+# patterns-unnamed drops the names, the matching is unchanged.
+"$FL" db export --format patterns-unnamed >"$DIR/patterns.txt"
 
 # "WALL CPU": medians over RUNS runs of "$@" (output discarded) of the wall-clock seconds
 # and of the CPU seconds (user + system). On a busy machine CPU time is the steadier one.

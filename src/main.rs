@@ -182,6 +182,9 @@ enum DbCommand {
 enum ExportFormat {
     /// One regex per line (for grep -E -f, rg -f, Hyperscan).
     Patterns,
+    /// One regex per line with capture group names dropped (rg -f joins the lines into one
+    /// regex, where a name used twice is an error); the matching is unchanged.
+    PatternsUnnamed,
 }
 
 /// Writes to stdout; a closed stdout (`| head`) ends the run quietly.
@@ -583,14 +586,14 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             out(&text);
             Ok(EXIT_DIAGNOSED)
         }
-        DbCommand::Export {
-            format: ExportFormat::Patterns,
-            set,
-        } => {
+        DbCommand::Export { format, set } => {
             let db = database(&set)?;
             let mut text = String::new();
             for p in db.pattern_sources() {
-                text.push_str(p);
+                match format {
+                    ExportFormat::Patterns => text.push_str(p),
+                    ExportFormat::PatternsUnnamed => text.push_str(&faultline::compile::unnamed(p)),
+                }
                 text.push('\n');
             }
             out(&text);

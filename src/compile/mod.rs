@@ -540,6 +540,53 @@ pub fn embedded_set() -> Result<SignatureSet> {
     crate::embedded::signature_set()
 }
 
+/// A pattern with its capture groups' names dropped (`(?P<gpu>\d+)` becomes `(\d+)`), the
+/// matching unchanged: tools that join many patterns into one regex (`rg -f`) reject a name
+/// used twice. A pattern that does not parse is returned as it is.
+///
+/// ```
+/// assert_eq!(faultline::compile::unnamed(r"GPU (?P<gpu>\d+) (?<x>a)"), r"GPU (\d+) (a)");
+/// ```
+pub fn unnamed(pattern: &str) -> String {
+    use regex_syntax::ast::{self, Ast, GroupKind};
+    struct Names(Vec<(usize, usize)>);
+    impl ast::Visitor for Names {
+        type Output = Vec<(usize, usize)>;
+        type Err = ();
+        fn finish(self) -> Result<Self::Output, ()> {
+            Ok(self.0)
+        }
+        fn visit_pre(&mut self, ast: &Ast) -> Result<(), ()> {
+            if let Ast::Group(g) = ast {
+                if let GroupKind::CaptureName { name, .. } = &g.kind {
+                    // From just after `(` through the `>` that closes the name.
+                    self.0
+                        .push((g.span.start.offset + 1, name.span.end.offset + 1));
+                }
+            }
+            Ok(())
+        }
+    }
+    let Ok(ast) = ast::parse::Parser::new().parse(pattern) else {
+        return pattern.to_string();
+    };
+    let Ok(mut names) = ast::visit(&ast, Names(Vec::new())) else {
+        return pattern.to_string();
+    };
+    names.sort_unstable();
+    let mut out = String::with_capacity(pattern.len());
+    let mut at = 0;
+    for (start, end) in names {
+        if start < at || end > pattern.len() {
+            return pattern.to_string();
+        }
+        out.push_str(&pattern[at..start]);
+        at = end;
+    }
+    out.push_str(&pattern[at..]);
+    out
+}
+
 /// Fills `{name}` placeholders in `text` from `captures`; unknown names stay as written.
 pub fn interpolate(text: &str, captures: &[(String, String)]) -> String {
     let mut out = text.to_string();
@@ -622,6 +669,28 @@ mod tests {
             }
             prop_assert_eq!(db.match_line(&line), brute_force(db, &line));
         }
+    }
+
+    #[test]
+    fn unnamed_patterns_match_the_same_lines() {
+        let db = Database::embedded();
+        let mut renamed = 0;
+        for (i, p) in db.pattern_sources().iter().enumerate() {
+            let plain = unnamed(p);
+            assert!(!plain.contains("(?P<") && !plain.contains("(?<"), "{plain}");
+            renamed += usize::from(plain != *p);
+            let re = build_regex(&plain).unwrap();
+            assert_eq!(
+                re.captures_len(),
+                build_regex(p).unwrap().captures_len(),
+                "{p}"
+            );
+            for line in lines() {
+                let whole = db.matcher().is_match(i, line.as_bytes());
+                assert_eq!(re.is_match(line.as_bytes()), whole, "{plain} on {line}");
+            }
+        }
+        assert!(renamed > 0);
     }
 
     #[test]
