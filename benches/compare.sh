@@ -58,7 +58,7 @@ echo "rg: $(rg --version | sed -n 1p)"
 
 for kind in ascii nonascii; do
     f="$DIR/$kind-$SIZE.log"
-    bytes=$(stat -c %s "$f")
+    bytes=$(stat -L -c %s "$f")
     cat "$f" >/dev/null
     echo
     echo "### $kind, $SIZE ($bytes bytes), median of $RUNS"
@@ -82,10 +82,10 @@ for kind in ascii nonascii; do
 done
 
 gz="$DIR/ascii-$SIZE.log.gz"
-bytes=$(stat -c %s "$DIR/ascii-$SIZE.log")
+bytes=$(stat -L -c %s "$DIR/ascii-$SIZE.log")
 cat "$gz" >/dev/null
 echo
-echo "### gzip ($(stat -c %s "$gz") bytes compressed, $bytes bytes of log), median of $RUNS"
+echo "### gzip ($(stat -L -c %s "$gz") bytes compressed, $bytes bytes of log), median of $RUNS"
 echo
 header "decompression alone"
 alonet=$(median "$T/examples/count_newlines" "$gz")

@@ -265,11 +265,15 @@ impl Matcher {
             .iter()
             .map(|a| {
                 let mut at = Vec::new();
+                if a.is_empty() {
+                    return at;
+                }
+                let finder = memchr::memmem::Finder::new(a);
                 for (m, member) in members.iter().enumerate() {
-                    if member.len() < super::literals::MIN_LITERAL || a.is_empty() {
+                    if member.len() < super::literals::MIN_LITERAL {
                         continue;
                     }
-                    for k in memchr::memmem::find_iter(member, a) {
+                    for k in finder.find_iter(member) {
                         at.push((m as u32, k as u32));
                     }
                 }
