@@ -39,6 +39,19 @@ median() {
     echo "$(printf '%s\n' "${walls[@]}" | sort -n | awk "$mid") $(printf '%s\n' "${cpus[@]}" | sort -n | awk "$mid")"
 }
 
+# "RATIO": -j1 and -j2 on FILE run in alternation RUNS times; the median over the pairs of
+# (-j1 wall / -j2 wall). Pairs taken moments apart share the machine's load, which on a
+# shared machine drifts more between one batch of runs and the next than within a pair.
+paired_ratio() {
+    local ratios=()
+    for _ in $(seq "$RUNS"); do
+        /usr/bin/time -f "%e" -o "$DIR/t1.txt" "$FL" scan -j1 "$1" >/dev/null 2>&1 || true
+        /usr/bin/time -f "%e" -o "$DIR/t2.txt" "$FL" scan -j2 "$1" >/dev/null 2>&1 || true
+        ratios+=("$(awk 'NR == FNR { a = $1; next } { printf "%.3f\n", a / ($1 > 0 ? $1 : 0.005) }' "$DIR/t1.txt" "$DIR/t2.txt")")
+    done
+    printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+}
+
 # row NAME BYTES BASE_WALL "WALL CPU"
 row() {
     local name=$1 bytes=$2 base=$3
@@ -68,6 +81,7 @@ for kind in ascii nonascii; do
     j1=${j1t%% *}
     row "faultline scan -j1" "$bytes" "$j1" "$j1t"
     row "faultline scan -j2" "$bytes" "$j1" "$(median "$FL" scan -j2 "$f")"
+    echo "| faultline -j2 speed-up over -j1, median of $RUNS alternating pairs | | | | | $(paired_ratio "$f") |"
     row "rg -j1 --no-unicode -c -f patterns" "$bytes" "$j1" \
         "$(median rg -j1 --no-unicode -c -f "$DIR/patterns.txt" "$f")"
     row "count_newlines (memchr/bytecount, mmap)" "$bytes" "$j1" "$(median "$T/examples/count_newlines" "$f")"

@@ -331,27 +331,29 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
     let (mut errored, mut diagnosed) = (false, false);
     let many = entries.len() > 1;
     for batch in entries.chunks(BATCH) {
-        let results: Vec<Option<Report>> = batch
-            .par_iter()
-            .map(|entry| {
-                let report = match entry {
-                    Entry::Input { path, .. } => Some(analyze_path(
-                        db,
-                        path,
-                        &opts,
-                        AnalyzeOptions { all: args.all },
-                    )),
-                    Entry::Skipped { .. } => None,
-                    Entry::Failed(e) => Some(failed_report(db, e)),
-                };
-                if !pb.is_hidden() {
-                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    pb.set_message(format!("{n}/{files}"));
-                    pb.inc(size_on_disk(entry));
-                }
-                report
-            })
-            .collect();
+        let run = |entry: &Entry| {
+            let report = match entry {
+                Entry::Input { path, .. } => Some(analyze_path(
+                    db,
+                    path,
+                    &opts,
+                    AnalyzeOptions { all: args.all },
+                )),
+                Entry::Skipped { .. } => None,
+                Entry::Failed(e) => Some(failed_report(db, e)),
+            };
+            if !pb.is_hidden() {
+                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                pb.set_message(format!("{n}/{files}"));
+                pb.inc(size_on_disk(entry));
+            }
+            report
+        };
+        let results: Vec<Option<Report>> = if batch.len() == 1 {
+            batch.iter().map(run).collect()
+        } else {
+            batch.par_iter().map(run).collect()
+        };
         for (entry, report) in batch.iter().zip(results) {
             let Some(report) = report else {
                 if let Entry::Skipped { path, reason } = entry {

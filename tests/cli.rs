@@ -203,7 +203,12 @@ fn version_names_the_database() {
 #[test]
 fn export_gives_one_pattern_per_line_with_or_without_group_names() {
     let named = stdout(&faultline(&["db", "export", "--format", "patterns"]));
-    let unnamed = stdout(&faultline(&["db", "export", "--format", "patterns-unnamed"]));
+    let unnamed = stdout(&faultline(&[
+        "db",
+        "export",
+        "--format",
+        "patterns-unnamed",
+    ]));
     assert_eq!(named.lines().count(), unnamed.lines().count());
     assert!(named.contains("(?P<"));
     assert!(!unnamed.contains("(?P<") && !unnamed.contains("(?<"));

@@ -158,7 +158,12 @@ pub fn scan_slice(
         let (hits, newlines, nul) = scan_chunk(db, buf, opts.max_line_bytes);
         emit(0, 0, hits, sink);
         (newlines, nul)
+    } else if rayon::current_thread_index().is_none() {
+        scan_parallel(db, buf, chunk, threads, opts.max_line_bytes, sink)
     } else {
+        // On a pool thread (many files scanned at once): blocking it on a channel while
+        // the pool runs the chunks could starve the pool, so the chunks run as one
+        // parallel job that this thread helps with, and their hits follow.
         let bounds = chunk_bounds(buf, chunk);
         let results: Vec<(Vec<ChunkHit>, u64, bool)> = bounds
             .par_iter()
@@ -178,6 +183,54 @@ pub fn scan_slice(
         lines: line_count(buf, newlines),
         binary,
     }
+}
+
+/// Scans the chunks of `buf` on `threads` workers, which take chunks in input order, while
+/// the calling thread passes each finished chunk's hits to `sink` as soon as every chunk
+/// before it is done: the sink's work overlaps the scan instead of following it.
+/// Returns the newline count and whether a NUL byte was seen.
+fn scan_parallel(
+    db: &Database,
+    buf: &[u8],
+    chunk: usize,
+    threads: usize,
+    cap: usize,
+    sink: &mut dyn FnMut(Hit),
+) -> (u64, bool) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let bounds = chunk_bounds(buf, chunk);
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, (Vec<ChunkHit>, u64, bool))>();
+    let mut lines_before = 0;
+    let mut binary = false;
+    std::thread::scope(|scope| {
+        let bounds = &bounds;
+        let next = &next;
+        scope.spawn(move || {
+            (0..threads.min(bounds.len()))
+                .into_par_iter()
+                .for_each_with(tx, |tx, _| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&(s, e)) = bounds.get(i) else { break };
+                    // A closed channel means the receiver is gone: nothing left to do.
+                    if tx.send((i, scan_chunk(db, &buf[s..e], cap))).is_err() {
+                        break;
+                    }
+                });
+        });
+        let mut pending = std::collections::BTreeMap::new();
+        let mut want = 0;
+        for (i, result) in rx {
+            pending.insert(i, result);
+            while let Some((hits, n, nul)) = pending.remove(&want) {
+                emit(bounds[want].0 as u64, lines_before, hits, sink);
+                lines_before += n;
+                binary |= nul;
+                want += 1;
+            }
+        }
+    });
+    (lines_before, binary)
 }
 
 /// Turns chunk hits into hits; the chunk starts at input offset `offset`, after
@@ -438,6 +491,21 @@ mod tests {
         };
         let (hits, s) = hits_of(|sink| scan_slice(db, &buf, &parallel, sink));
         assert_eq!((&hits, &s), (&base, &stats));
+        // From inside a pool whose threads all scan at once (as a bulk scan of many files
+        // does), each scan still completes and finds the same lines.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let inner: Vec<(Vec<Hit>, ScanStats)> = pool.install(|| {
+            (0..4)
+                .into_par_iter()
+                .map(|_| hits_of(|sink| scan_slice(db, &buf, &parallel, sink)))
+                .collect()
+        });
+        for (hits, s) in &inner {
+            assert_eq!((hits, s), (&base, &stats));
+        }
         for block in [4096, 65_537] {
             let opts = ScanOptions {
                 block_size: block,
