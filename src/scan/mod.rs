@@ -150,6 +150,22 @@ pub fn scan_slice(
     opts: &ScanOptions,
     sink: &mut dyn FnMut(Hit),
 ) -> ScanStats {
+    scan_slice_releasing(db, buf, opts, sink, None)
+}
+
+/// Called with each chunk of a parallel scan once it is scanned (its hits hold copies of their
+/// lines): a memory-mapped input gives its pages back there, on the worker, instead of in one
+/// unmap on the calling thread at the end.
+pub(crate) type Release<'a> = &'a (dyn Fn(&[u8]) + Sync);
+
+/// [`scan_slice`], with `release` called for each scanned chunk of a parallel scan.
+pub(crate) fn scan_slice_releasing(
+    db: &Database,
+    buf: &[u8],
+    opts: &ScanOptions,
+    sink: &mut dyn FnMut(Hit),
+    release: Option<Release<'_>>,
+) -> ScanStats {
     let threads = opts.threads.max(1);
     // Many chunks per thread, so that the threads finish close together.
     let chunk = (buf.len() / (threads * 32)).max(opts.min_chunk.max(1));
@@ -159,7 +175,7 @@ pub fn scan_slice(
         emit(0, 0, hits, sink);
         (newlines, nul)
     } else if rayon::current_thread_index().is_none() {
-        scan_parallel(db, buf, chunk, threads, opts.max_line_bytes, sink)
+        scan_parallel(db, buf, chunk, threads, opts.max_line_bytes, sink, release)
     } else {
         // On a pool thread (many files scanned at once): blocking it on a channel while
         // the pool runs the chunks could starve the pool, so the chunks run as one
@@ -167,7 +183,13 @@ pub fn scan_slice(
         let bounds = chunk_bounds(buf, chunk);
         let results: Vec<(Vec<ChunkHit>, u64, bool)> = bounds
             .par_iter()
-            .map(|&(s, e)| scan_chunk(db, &buf[s..e], opts.max_line_bytes))
+            .map(|&(s, e)| {
+                let done = scan_chunk(db, &buf[s..e], opts.max_line_bytes);
+                if let Some(release) = release {
+                    release(&buf[s..e]);
+                }
+                done
+            })
             .collect();
         let mut lines_before = 0;
         let mut binary = false;
@@ -196,6 +218,7 @@ fn scan_parallel(
     threads: usize,
     cap: usize,
     sink: &mut dyn FnMut(Hit),
+    release: Option<Release<'_>>,
 ) -> (u64, bool) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let bounds = chunk_bounds(buf, chunk);
@@ -212,8 +235,12 @@ fn scan_parallel(
                 .for_each_with(tx, |tx, _| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&(s, e)) = bounds.get(i) else { break };
+                    let done = scan_chunk(db, &buf[s..e], cap);
+                    if let Some(release) = release {
+                        release(&buf[s..e]);
+                    }
                     // A closed channel means the receiver is gone: nothing left to do.
-                    if tx.send((i, scan_chunk(db, &buf[s..e], cap))).is_err() {
+                    if tx.send((i, done)).is_err() {
                         break;
                     }
                 });
