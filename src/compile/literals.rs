@@ -240,7 +240,7 @@ const MAX_ANCHOR_LEN: usize = 12;
 /// Bytes of generated healthy serving log that anchor frequencies are estimated on.
 const BACKGROUND_BYTES: usize = 192 << 10;
 /// Modelled cost of confirming one candidate line, in nanoseconds (line bounds, the
-/// literal automaton and a regex or two over a ~200-byte line).
+/// in-place literal checks and a regex or two over a ~200-byte line, analysis of a hit).
 const CONFIRM_NS: f64 = 600.0;
 /// Modelled cost of verifying one fingerprint hit of the packed searcher, in nanoseconds.
 const VERIFY_NS: f64 = 10.0;
