@@ -130,15 +130,23 @@ fn empty_file_is_clean() {
     }
 }
 
+/// Scans `log` twice, as the file `name` in `dir` and piped to stdin: the exit code (the same
+/// for both) and the two reports.
+fn scan_file_and_stdin(dir: &Path, name: &str, log: &[u8]) -> (i32, [Value; 2]) {
+    let p = write(dir, name, log);
+    let (code, mut file, _) = scan_json(&[], &[&p], None);
+    let (piped_code, mut piped, _) = scan_json(&[], &[], Some(log));
+    assert_eq!(code, piped_code, "exit codes of the file and of stdin");
+    (code, [file.remove(0), piped.remove(0)])
+}
+
 #[test]
 fn a_last_line_without_newline_is_scanned() {
     let dir = tmp();
     let log = format!("INFO starting\n{OOM}");
-    let p = write(dir.path(), "cut.log", log.as_bytes());
-    let (code, file, _) = scan_json(&[], &[&p], None);
-    let (_, piped, _) = scan_json(&[], &[], Some(log.as_bytes()));
+    let (code, reports) = scan_file_and_stdin(dir.path(), "cut.log", log.as_bytes());
     assert_eq!(code, 0);
-    for r in [&file[0], &piped[0]] {
+    for r in &reports {
         assert_eq!(r["lines"].as_u64(), Some(grep_c(log.as_bytes())));
         let f = with_id(r, OOM_ID);
         assert_eq!(f[0]["line"], 2);
@@ -153,11 +161,9 @@ fn crlf_and_lone_cr_keep_grep_line_numbers() {
     // Line 1 CRLF, line 2 a progress bar rewritten with lone CRs, line 3 the hit (CRLF),
     // line 4 lone CRs with no final newline.
     let log = format!("INFO up\r\n 10%\r 50%\r100%\r\n{OOM}\r\nx\ry\r");
-    let p = write(dir.path(), "crlf.log", log.as_bytes());
-    let (code, file, _) = scan_json(&[], &[&p], None);
-    let (_, piped, _) = scan_json(&[], &[], Some(log.as_bytes()));
+    let (code, reports) = scan_file_and_stdin(dir.path(), "crlf.log", log.as_bytes());
     assert_eq!(code, 0);
-    for r in [&file[0], &piped[0]] {
+    for r in &reports {
         assert_eq!(r["lines"].as_u64(), Some(grep_c(log.as_bytes())));
         assert_eq!(r["lines"], 4);
         let f = with_id(r, OOM_ID);
@@ -178,11 +184,9 @@ fn nul_and_invalid_utf8_keep_offsets_and_are_marked() {
     log.extend_from_slice(b"\xff\xfe ");
     log.extend_from_slice(OOM.as_bytes());
     log.extend_from_slice(b"\n\x00\x00\n");
-    let p = write(dir.path(), "bin.log", &log);
-    let (code, file, _) = scan_json(&[], &[&p], None);
-    let (_, piped, _) = scan_json(&[], &[], Some(&log));
+    let (code, reports) = scan_file_and_stdin(dir.path(), "bin.log", &log);
     assert_eq!(code, 0);
-    for r in [&file[0], &piped[0]] {
+    for r in &reports {
         assert_eq!(r["binary"], true);
         assert_eq!(r["lines"], 3);
         assert_eq!(r["bytes"].as_u64(), Some(log.len() as u64));
@@ -198,12 +202,11 @@ fn a_nul_past_the_first_block_still_marks_binary() {
     let dir = tmp();
     let mut log = "INFO filler line\n".repeat(20_000).into_bytes();
     log.extend_from_slice(b"late \x00 byte\n");
-    let p = write(dir.path(), "late-nul.log", &log);
-    let (code, file, _) = scan_json(&[], &[&p], None);
-    let (_, piped, _) = scan_json(&[], &[], Some(&log));
+    let (code, reports) = scan_file_and_stdin(dir.path(), "late-nul.log", &log);
     assert_eq!(code, 1);
-    assert_eq!(file[0]["binary"], true);
-    assert_eq!(piped[0]["binary"], true);
+    for r in &reports {
+        assert_eq!(r["binary"], true);
+    }
 }
 
 /// A log with the OOM line at line 101 and 40,000 noise lines after it.

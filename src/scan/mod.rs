@@ -80,11 +80,14 @@ struct ChunkHit {
     matched: LineMatch,
 }
 
+/// What scanning a chunk gives: its hits, its newline count, whether it holds a NUL byte.
+type Scanned = (Vec<ChunkHit>, u64, bool);
+
 /// Scans `buf` (which starts at a line start) and returns its hits, newline count and
 /// whether it holds a NUL byte. Newlines and NULs are counted in the stretch the prefilter
 /// has just passed over, while it is still in cache.
 /// A line longer than `cap` keeps its first `cap` bytes and is marked cut.
-fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> (Vec<ChunkHit>, u64, bool) {
+fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
     let cap = cap.max(1);
     let m = db.matcher();
     let mut hits = Vec::new();
@@ -170,47 +173,68 @@ pub(crate) fn scan_slice_releasing(
     // Many chunks per thread, so that the threads finish close together.
     let chunk = (buf.len() / (threads * 32)).max(opts.min_chunk.max(1));
     // NUL anywhere counts (as in a stream scan), looked for chunk by chunk on the workers.
-    let (newlines, binary) = if threads == 1 || buf.len() <= chunk {
-        let (hits, newlines, nul) = scan_chunk(db, buf, opts.max_line_bytes);
-        emit(0, 0, hits, sink);
-        (newlines, nul)
+    let cap = opts.max_line_bytes;
+    let mut merged = Merge::default();
+    if threads == 1 || buf.len() <= chunk {
+        merged.push(0, scan_chunk(db, buf, cap), sink);
     } else if rayon::current_thread_index().is_none() {
-        scan_parallel(db, buf, chunk, threads, opts.max_line_bytes, sink, release)
+        scan_parallel(db, buf, chunk, threads, cap, sink, release, &mut merged);
     } else {
         // On a pool thread (many files scanned at once): blocking it on a channel while
         // the pool runs the chunks could starve the pool, so the chunks run as one
         // parallel job that this thread helps with, and their hits follow.
         let bounds = chunk_bounds(buf, chunk);
-        let results: Vec<(Vec<ChunkHit>, u64, bool)> = bounds
+        let results: Vec<Scanned> = bounds
             .par_iter()
-            .map(|&(s, e)| {
-                let done = scan_chunk(db, &buf[s..e], opts.max_line_bytes);
-                if let Some(release) = release {
-                    release(&buf[s..e]);
-                }
-                done
-            })
+            .map(|&bound| scan_chunk_releasing(db, buf, bound, cap, release))
             .collect();
-        let mut lines_before = 0;
-        let mut binary = false;
-        for ((s, _), (hits, n, nul)) in bounds.iter().zip(results) {
-            emit(*s as u64, lines_before, hits, sink);
-            lines_before += n;
-            binary |= nul;
+        for (&(s, _), done) in bounds.iter().zip(results) {
+            merged.push(s, done, sink);
         }
-        (lines_before, binary)
-    };
+    }
     ScanStats {
         bytes: buf.len() as u64,
-        lines: line_count(buf, newlines),
-        binary,
+        lines: line_count(buf, merged.newlines),
+        binary: merged.binary,
     }
 }
 
+/// Chunk results passed to the sink in input order, and the totals so far.
+#[derive(Default)]
+struct Merge {
+    /// Newlines in the chunks passed so far.
+    newlines: u64,
+    binary: bool,
+}
+
+impl Merge {
+    /// Passes the hits of the chunk at `buf[start..]`, the next one in input order.
+    fn push(&mut self, start: usize, (hits, n, nul): Scanned, sink: &mut dyn FnMut(Hit)) {
+        emit(start as u64, self.newlines, hits, sink);
+        self.newlines += n;
+        self.binary |= nul;
+    }
+}
+
+/// Scans the chunk `buf[start..end]`, then hands it to `release`.
+fn scan_chunk_releasing(
+    db: &Database,
+    buf: &[u8],
+    (start, end): (usize, usize),
+    cap: usize,
+    release: Option<Release<'_>>,
+) -> Scanned {
+    let done = scan_chunk(db, &buf[start..end], cap);
+    if let Some(release) = release {
+        release(&buf[start..end]);
+    }
+    done
+}
+
 /// Scans the chunks of `buf` on `threads` workers, which take chunks in input order, while
-/// the calling thread passes each finished chunk's hits to `sink` as soon as every chunk
-/// before it is done: the sink's work overlaps the scan instead of following it.
-/// Returns the newline count and whether a NUL byte was seen.
+/// the calling thread passes each finished chunk's hits to `sink` (through `merged`) as soon
+/// as every chunk before it is done: the sink's work overlaps the scan instead of following it.
+#[allow(clippy::too_many_arguments)]
 fn scan_parallel(
     db: &Database,
     buf: &[u8],
@@ -219,13 +243,12 @@ fn scan_parallel(
     cap: usize,
     sink: &mut dyn FnMut(Hit),
     release: Option<Release<'_>>,
-) -> (u64, bool) {
+    merged: &mut Merge,
+) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let bounds = chunk_bounds(buf, chunk);
     let next = AtomicUsize::new(0);
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, (Vec<ChunkHit>, u64, bool))>();
-    let mut lines_before = 0;
-    let mut binary = false;
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Scanned)>();
     std::thread::scope(|scope| {
         let bounds = &bounds;
         let next = &next;
@@ -234,11 +257,8 @@ fn scan_parallel(
                 .into_par_iter()
                 .for_each_with(tx, |tx, _| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&(s, e)) = bounds.get(i) else { break };
-                    let done = scan_chunk(db, &buf[s..e], cap);
-                    if let Some(release) = release {
-                        release(&buf[s..e]);
-                    }
+                    let Some(&bound) = bounds.get(i) else { break };
+                    let done = scan_chunk_releasing(db, buf, bound, cap, release);
                     // A closed channel means the receiver is gone: nothing left to do.
                     if tx.send((i, done)).is_err() {
                         break;
@@ -249,15 +269,12 @@ fn scan_parallel(
         let mut want = 0;
         for (i, result) in rx {
             pending.insert(i, result);
-            while let Some((hits, n, nul)) = pending.remove(&want) {
-                emit(bounds[want].0 as u64, lines_before, hits, sink);
-                lines_before += n;
-                binary |= nul;
+            while let Some(done) = pending.remove(&want) {
+                merged.push(bounds[want].0, done, sink);
                 want += 1;
             }
         }
     });
-    (lines_before, binary)
 }
 
 /// Turns chunk hits into hits; the chunk starts at input offset `offset`, after
@@ -344,21 +361,18 @@ pub fn scan_reader(
         if got > filled {
             stats.bytes += (got - filled) as u64;
             last_byte = buf[got - 1];
-            if !stats.binary && memchr(0, &buf[filled..]).is_some() {
-                stats.binary = true;
-            }
         }
         if let Some(mut l) = long.take() {
             match memchr(b'\n', &buf) {
                 Some(i) => {
-                    scan_window(db, &mut l, &buf[..i], &mut scratch);
+                    scan_window(db, &mut l, &buf[..i], &mut scratch, &mut stats.binary);
                     finish_long(l, cap, sink);
                     newlines += 1;
                     offset += (i + 1) as u64;
                     buf.drain(..=i);
                 }
                 None => {
-                    scan_window(db, &mut l, &buf, &mut scratch);
+                    scan_window(db, &mut l, &buf, &mut scratch, &mut stats.binary);
                     offset += buf.len() as u64;
                     buf.clear();
                     if eof {
@@ -377,7 +391,10 @@ pub fn scan_reader(
             memrchr(b'\n', &buf[filled.min(buf.len())..])
                 .map_or(0, |i| filled.min(buf.len()) + i + 1)
         };
-        let (hits, n, _) = scan_chunk(db, &buf[..whole], cap);
+        // Every byte is scanned once, here or in a long line's window: that is where NUL
+        // bytes are looked for.
+        let (hits, n, nul) = scan_chunk(db, &buf[..whole], cap);
+        stats.binary |= nul;
         emit(offset, newlines, hits, sink);
         newlines += n;
         offset += whole as u64;
@@ -392,7 +409,7 @@ pub fn scan_reader(
                 tail: Vec::new(),
                 matched: LineMatch::default(),
             };
-            scan_window(db, &mut l, &buf, &mut scratch);
+            scan_window(db, &mut l, &buf, &mut scratch, &mut stats.binary);
             offset += buf.len() as u64;
             // The buffer becomes the text (no copy); the next blocks go to a fresh one.
             buf.truncate(cap);
@@ -406,10 +423,18 @@ pub fn scan_reader(
 
 /// Scans one window of a long line: first the seam with the previous window (so a match of
 /// up to [`WINDOW_OVERLAP`] bytes across the boundary is seen), then the window itself.
-fn scan_window(db: &Database, l: &mut LongLine, window: &[u8], scratch: &mut Scratch) {
+/// Sets `binary` if the window holds a NUL byte.
+fn scan_window(
+    db: &Database,
+    l: &mut LongLine,
+    window: &[u8],
+    scratch: &mut Scratch,
+    binary: &mut bool,
+) {
     if window.is_empty() {
         return;
     }
+    *binary = *binary || memchr(0, window).is_some();
     l.len += window.len() as u64;
     l.last_cr = window.last() == Some(&b'\r');
     let mut seam = std::mem::take(&mut l.tail);
