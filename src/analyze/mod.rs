@@ -88,8 +88,9 @@ pub struct Analyzer<'db> {
     db: &'db Database,
     opts: AnalyzeOptions,
     groups: Vec<Group>,
+    /// Groups by signature (or none) and masked message; noise groups are in `noise_group`.
     index: HashMap<(Option<u32>, String), usize>,
-    /// Per signature: its noise group, once it has one (the fast path's lookup).
+    /// Per noise signature: its one group, once it has one.
     noise_group: Vec<Option<usize>>,
     tracebacks: Tracebacks,
     counts: Counts,
@@ -299,13 +300,23 @@ impl<'db> Analyzer<'db> {
         info: &line::LineInfo,
         event: &Event,
     ) -> usize {
-        // Noise folds by signature alone: its lines are many and their wording is not news.
-        let key = if role == FindingRole::Noise {
-            (sig, String::new())
-        } else {
-            (sig, line::mask(key_prefix(&info.message)))
+        // Noise folds by signature alone, in `noise_group` (its lines are many and their
+        // wording is not news); the rest by signature and masked message, in `index`.
+        let noise = match (role, sig) {
+            (FindingRole::Noise, Some(s)) if (s as usize) < self.noise_group.len() => {
+                Some(s as usize)
+            }
+            _ => None,
         };
-        if let Some(&g) = self.index.get(&key) {
+        let key = noise
+            .is_none()
+            .then(|| (sig, line::mask(key_prefix(&info.message))));
+        let found = match (noise, &key) {
+            (Some(s), _) => self.noise_group[s],
+            (None, Some(k)) => self.index.get(k).copied(),
+            (None, None) => None,
+        };
+        if let Some(g) = found {
             let group = &mut self.groups[g];
             group.repeat(hit.line, info.process.as_ref());
             if group.traceback.is_none() {
@@ -321,13 +332,15 @@ impl<'db> Analyzer<'db> {
         }
         let group = self.new_group(sig, role, hit, info, event);
         self.groups.push(group);
-        if let (FindingRole::Noise, Some(s)) = (role, sig) {
-            if let Some(slot) = self.noise_group.get_mut(s as usize) {
-                *slot = Some(self.groups.len() - 1);
+        let g = self.groups.len() - 1;
+        match (noise, key) {
+            (Some(s), _) => self.noise_group[s] = Some(g),
+            (None, Some(k)) => {
+                self.index.insert(k, g);
             }
+            (None, None) => {}
         }
-        self.index.insert(key, self.groups.len() - 1);
-        self.groups.len() - 1
+        g
     }
 
     /// Ranks the findings and builds the report.

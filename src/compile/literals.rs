@@ -613,14 +613,16 @@ impl Windows {
 fn fingerprint_passes(anchors: &[&[u8]], order: &[usize], windows: &Windows) -> f64 {
     realized_buckets(anchors, order)
         .iter()
-        .map(|members| windows.passes(&bucket_print(anchors, members)))
+        .map(|members| bucket_passes(anchors, members, windows))
         .sum::<u64>() as f64
 }
 
-fn bucket_print(anchors: &[&[u8]], members: &[usize]) -> Fingerprint {
-    members
+/// How often the bucket holding `members` passes over the sample `windows` came from.
+fn bucket_passes(anchors: &[&[u8]], members: &[usize], windows: &Windows) -> u64 {
+    let print = members
         .iter()
-        .fold(Fingerprint::default(), |f, &i| f.with(anchors[i]))
+        .fold(Fingerprint::default(), |f, &i| f.with(anchors[i]));
+    windows.passes(&print)
 }
 
 /// Improves an order by swapping pairs of anchors while the exact number of fingerprint
@@ -636,7 +638,7 @@ fn refine_order(anchors: &[&[u8]], mut order: Vec<usize>, windows: &Windows) -> 
     let mut buckets = realized_buckets(anchors, &order);
     let mut costs: Vec<u64> = buckets
         .iter()
-        .map(|m| windows.passes(&bucket_print(anchors, m)))
+        .map(|m| bucket_passes(anchors, m, &windows))
         .collect();
     for _ in 0..4 {
         let before: u64 = costs.iter().sum();
@@ -651,7 +653,7 @@ fn refine_order(anchors: &[&[u8]], mut order: Vec<usize>, windows: &Windows) -> 
                 let mut trial_costs = costs.clone();
                 for (k, members) in trial.iter().enumerate() {
                     if *members != buckets[k] {
-                        trial_costs[k] = windows.passes(&bucket_print(anchors, members));
+                        trial_costs[k] = bucket_passes(anchors, members, &windows);
                     }
                 }
                 if trial_costs.iter().sum::<u64>() < costs.iter().sum::<u64>() {
