@@ -205,11 +205,10 @@ fn apply(
     let g = |i: usize| -> &[u8] { caps.get_group(i).map_or(&[][..], |s| &text[s.start..s.end]) };
     let s = |i: usize| String::from_utf8_lossy(g(i)).into_owned();
     match rule {
-        Rule::Compose | Rule::Paren | Rule::Rank => {
-            info.process.get_or_insert_with(|| s(1));
-        }
-        Rule::Task => {
-            info.process.get_or_insert_with(|| format!("task {}", s(1)));
+        Rule::Compose | Rule::Paren | Rule::Rank | Rule::Task => {
+            if info.process.is_none() {
+                info.process = process_of(rule, g(0));
+            }
         }
         Rule::Vllm => {
             info.level = level_of(g(1)).or(info.level);
@@ -241,8 +240,8 @@ fn apply(
     }
 }
 
-/// The process a prefix names, read off its whole match (group 1 of its rule); `None` for
-/// rules that name none. Sglang's tag needs its capture and is not handled here.
+/// The process a prefix names, read off its whole match (what group 1 of its rule holds);
+/// `None` for rules that name none. Sglang's tag needs its capture and is not handled here.
 fn process_of(rule: Rule, m: &[u8]) -> Option<String> {
     let name = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     match rule {
