@@ -502,13 +502,18 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             let examples: usize = set.signatures.iter().map(|s| s.examples.len()).sum();
             let counter: usize = set.signatures.iter().map(|s| s.counterexamples.len()).sum();
             let (anchors, packed) = db.anchors();
+            for w in set.warnings() {
+                eprintln!("faultline: warning: {w}");
+            }
             out(&format!(
-                        "{} {}: {} signatures, {} patterns, {} examples and {} counterexamples checked; prefilter: {} anchors ({})\n",
+                        "{} {}: {} signatures under {} vendors, {} patterns, {} examples ({} constructed) and {} counterexamples checked; prefilter: {} anchors ({})\n",
                         db.name(),
                         db.version(),
                         db.signatures().len(),
+                        set.vendors().len(),
                         db.pattern_sources().len(),
                         examples,
+                        set.constructed_examples(),
                         counter,
                         anchors.len(),
                         if packed { "SIMD packed searcher" } else { "general automaton" },

@@ -39,7 +39,7 @@ use crate::signature::{Role, Severity};
 
 /// The archive format this faultline reads and writes. Bump it on any change of the payload
 /// types below or of the header (`tests::layout_fingerprint` fails until you do).
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 /// The first bytes of every archive.
 pub const MAGIC: [u8; 8] = *b"\x89FLTLN\r\n";
 /// Header bytes before the payload; a multiple of 16 so the payload stays aligned.
@@ -72,6 +72,7 @@ struct SignatureRecord {
     category: String,
     tags: Vec<String>,
     priority: i32,
+    survivable: bool,
     remediation: String,
     source: String,
     patterns: Vec<u32>,
@@ -262,6 +263,7 @@ impl Database {
                     category: s.category.clone(),
                     tags: s.tags.clone(),
                     priority: s.priority,
+                    survivable: s.survivable,
                     remediation: s.remediation.clone(),
                     source: s.source.clone(),
                     patterns: s.patterns.clone(),
@@ -542,6 +544,7 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
             category: s.category.to_string(),
             tags: s.tags.iter().map(|t| t.to_string()).collect(),
             priority: s.priority.to_native(),
+            survivable: s.survivable,
             remediation: s.remediation.to_string(),
             source: s.source.to_string(),
             patterns: pats,
@@ -699,6 +702,7 @@ mod tests {
                 category: "c".into(),
                 tags: vec!["x".into()],
                 priority: -1,
+                survivable: false,
                 remediation: "r".into(),
                 source: "s".into(),
                 patterns: vec![0],

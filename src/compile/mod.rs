@@ -51,6 +51,8 @@ pub struct SignatureInfo {
     pub category: String,
     pub tags: Vec<String>,
     pub priority: i32,
+    /// Whether the process can go on after this failure (see [`crate::signature::Signature`]).
+    pub survivable: bool,
     pub remediation: String,
     pub source: String,
     /// Indices into the database's patterns.
@@ -269,6 +271,7 @@ impl Database {
                 category: sig.category.clone(),
                 tags: sig.tags.clone(),
                 priority: sig.priority,
+                survivable: sig.survivable,
                 remediation: sig.remediation.clone(),
                 source: sig.source.clone(),
                 patterns: ids,

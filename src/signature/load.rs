@@ -34,6 +34,10 @@ struct RawSignature {
     source: String,
     examples: Vec<Spanned<String>>,
     counterexamples: Vec<Spanned<String>>,
+    #[serde(default)]
+    survivable: Option<bool>,
+    #[serde(default)]
+    constructed: Vec<String>,
 }
 
 /// The 1-based line and column of byte `offset` in `text`.
@@ -116,13 +120,13 @@ pub fn load_sources(files: Vec<SourceFile>) -> Result<SignatureSet> {
         if file.path.file_name().is_some_and(|n| n == "db.toml") {
             match toml::from_str::<DbInfo>(&file.text) {
                 Ok(i) => {
-                    if i.format != super::FORMAT_VERSION {
+                    if !super::SUPPORTED_FORMATS.contains(&i.format) {
                         problems.push(Problem {
                             location: location(&file.path, &file.text, 0),
                             message: format!(
-                                "signature format {} is not supported; this faultline reads format {}",
+                                "signature format {} is not supported; this faultline reads formats {:?}",
                                 i.format,
-                                super::FORMAT_VERSION
+                                super::SUPPORTED_FORMATS
                             ),
                         });
                     }
@@ -200,6 +204,9 @@ pub fn parse_file(index: usize, file: &SourceFile) -> std::result::Result<Vec<Si
             source: r.source,
             examples: located(r.examples),
             counterexamples: located(r.counterexamples),
+            survivable: r.survivable.unwrap_or(r.severity != super::Severity::Fatal),
+            survivable_given: r.survivable.is_some(),
+            constructed: r.constructed,
         })
         .collect())
 }
@@ -258,6 +265,19 @@ pub(crate) fn check_ids(set: &SignatureSet) -> Result<()> {
                 push(format!("{field} must not be empty"));
             }
         }
+        if set.info.format >= 2 && !sig.survivable_given {
+            push(format!(
+                "survivable must be set (true or false) in a format {} set",
+                set.info.format
+            ));
+        }
+        for c in &sig.constructed {
+            if !sig.examples.iter().any(|e| &e.value == c) {
+                push(format!(
+                    "constructed lists {c:?}, which is not one of the examples"
+                ));
+            }
+        }
         for (field, list) in [
             ("patterns", &sig.patterns),
             ("examples", &sig.examples),
@@ -287,6 +307,7 @@ mod tests {
     }
 
     const HEADER: &str = "name = \"t\"\nversion = \"2026.12.0\"\nformat = 1\n";
+    const HEADER2: &str = "name = \"t\"\nversion = \"2027.01.0\"\nformat = 2\n";
 
     const ONE: &str = r#"
 [[signature]]
@@ -349,5 +370,40 @@ counterexamples = ["no boom"]
         let bad = ONE.replace("x.y.z", "Xyz");
         let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &bad)]).unwrap_err();
         assert!(err.to_string().contains("not of the form"), "{err}");
+    }
+
+    #[test]
+    fn format_2_requires_survivable_and_format_1_defaults_it() {
+        let err = load_sources(vec![file("db.toml", HEADER2), file("a.toml", ONE)]).unwrap_err();
+        assert!(err.to_string().contains("survivable must be set"), "{err}");
+        let two = ONE.replace("source = \"s\"", "source = \"s\"\nsurvivable = false");
+        let set = load_sources(vec![file("db.toml", HEADER2), file("a.toml", &two)]).unwrap();
+        assert!(!set.signatures[0].survivable);
+        assert!(set.warnings().is_empty());
+        let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", ONE)]).unwrap();
+        assert!(
+            set.signatures[0].survivable,
+            "severity error defaults to survivable"
+        );
+        assert_eq!(set.warnings().len(), 1);
+        let fatal = ONE.replace("\"error\"", "\"fatal\"");
+        let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", &fatal)]).unwrap();
+        assert!(!set.signatures[0].survivable);
+    }
+
+    #[test]
+    fn constructed_examples_must_be_examples() {
+        let c = ONE.replace(
+            "source = \"s\"",
+            "source = \"s\"\nconstructed = [\"boom happened\"]",
+        );
+        let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", &c)]).unwrap();
+        assert_eq!(set.constructed_examples(), 1);
+        let bad = ONE.replace(
+            "source = \"s\"",
+            "source = \"s\"\nconstructed = [\"other\"]",
+        );
+        let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &bad)]).unwrap_err();
+        assert!(err.to_string().contains("not one of the examples"), "{err}");
     }
 }

@@ -90,6 +90,15 @@ pub struct Signature {
     pub source: String,
     pub examples: Vec<Located>,
     pub counterexamples: Vec<Located>,
+    /// Whether the process can go on after this line (a per-request error, a retried
+    /// download): a survivable failure ranks below every fatal one. Format 1 sets default it
+    /// from severity (`fatal` is not survivable).
+    pub survivable: bool,
+    /// Whether `survivable` was written in the file (format 2 requires it).
+    pub survivable_given: bool,
+    /// Examples that were constructed (a source template filled in) rather than copied from a
+    /// real log; each must also be listed in `examples`.
+    pub constructed: Vec<String>,
     /// Where the signature's `id` stands.
     pub span: Span,
 }
@@ -105,8 +114,13 @@ pub struct DbInfo {
     pub retired: Vec<String>,
 }
 
-/// The signature-file format this faultline reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The signature-file format this faultline writes and prefers: format 2 requires
+/// `survivable` on every signature.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Every signature-file format this faultline reads. Format 1 sets load with `survivable`
+/// defaulted from severity, and `db check` warns about them.
+pub const SUPPORTED_FORMATS: [u32; 2] = [1, 2];
 
 /// A source file of a signature set, kept so that problems can name line and column.
 #[derive(Clone, Debug)]
@@ -147,6 +161,38 @@ impl SignatureSet {
             self.signatures.push(sig);
         }
         load::check_ids(self)
+    }
+
+    /// Warnings that do not stop the set from loading: a `format = 1` header (survivable
+    /// values defaulted from severity).
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if self.info.format < FORMAT_VERSION {
+            let defaulted = self
+                .signatures
+                .iter()
+                .filter(|s| !s.survivable_given)
+                .count();
+            w.push(format!(
+                "signature format {} is deprecated: {defaulted} signatures have `survivable` defaulted from severity (fatal = not survivable); set `format = {FORMAT_VERSION}` in db.toml and write `survivable = true|false` on each signature",
+                self.info.format
+            ));
+        }
+        w
+    }
+
+    /// How many examples are listed as constructed (not copied from a real log).
+    pub fn constructed_examples(&self) -> usize {
+        self.signatures.iter().map(|s| s.constructed.len()).sum()
+    }
+
+    /// The distinct vendor prefixes (an id's first dotted component), `noise` excluded.
+    pub fn vendors(&self) -> std::collections::BTreeSet<&str> {
+        self.signatures
+            .iter()
+            .filter_map(|s| s.id.split('.').next())
+            .filter(|v| *v != "noise")
+            .collect()
     }
 
     /// Removes the signatures whose id is listed; an unknown id is an error.
