@@ -471,6 +471,64 @@ fn db_diff_lists_changes_and_changed_diagnoses() {
     );
 }
 
+/// The previous release, frozen when 2027.01 work began.
+const PREVIOUS: &str = "tests/data/signatures-2026.12.0";
+
+/// From the previous release to the shipped set, over the corpus: no log whose first finding
+/// met its sidecar under the old set fails it under the new one, every change of meaning
+/// bumped the revision, and every id that disappeared is listed as retired.
+#[test]
+fn db_diff_from_the_previous_release_makes_no_diagnosis_worse() {
+    let o = faultline(&[
+        "db",
+        "diff",
+        PREVIOUS,
+        "signatures",
+        "--corpus",
+        "tests/corpus",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_ne!(v["diff"]["old"], v["diff"]["new"], "{}", v["diff"]);
+    assert!(
+        v["diff"]["old"]
+            .as_str()
+            .unwrap()
+            .ends_with(&version_of(PREVIOUS)),
+        "{}",
+        v["diff"]["old"]
+    );
+
+    let corpus = &v["corpus"];
+    let logs =
+        faultline::corpus::log_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
+            .unwrap()
+            .len() as u64;
+    assert!(logs > 0);
+    assert_eq!(corpus["inputs"].as_u64(), Some(logs), "{corpus}");
+    assert_eq!(
+        corpus["errors"].as_array().map(Vec::len),
+        Some(0),
+        "{corpus}"
+    );
+    let worse: Vec<&Value> = corpus["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["old_pass"] == Value::Bool(true) && c["new_pass"] != Value::Bool(true))
+        .collect();
+    assert!(worse.is_empty(), "diagnoses that got worse: {worse:#?}");
+
+    for c in v["diff"]["changed"].as_array().unwrap() {
+        assert_eq!(c["needs_revision_bump"], Value::Bool(false), "{c}");
+    }
+    for r in v["diff"]["removed"].as_array().unwrap() {
+        assert_eq!(r["retired"], Value::Bool(true), "{r}");
+    }
+}
+
 #[test]
 fn bench_against_a_compiled_archive() {
     let dir = tempfile::tempdir().unwrap();
