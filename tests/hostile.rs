@@ -2,6 +2,7 @@
 //! docs/hostile-inputs.md. Large inputs are generated on the fly into a temporary directory;
 //! the biggest cases are `#[ignore]`d and run in release mode from `.ci/run`.
 
+use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -429,11 +430,13 @@ fn loud_log(dir: &Path) -> PathBuf {
 fn closed_stdout_ends_quietly() {
     let dir = tmp();
     let p = loud_log(dir.path());
+    let q = dir.path().join("loud-copy.log");
+    fs::copy(&p, &q).expect("copy");
     for format in ["human", "json"] {
         let mut child = bin()
             .args(["scan", "--all", "--format", format])
             .arg(&p)
-            .arg(&p)
+            .arg(&q)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -716,4 +719,136 @@ fn unreadable_paths_name_the_file() {
         "no path and empty stdin: clean"
     );
     assert_eq!(reports[0]["input"], "-");
+}
+
+/// Runs `faultline scan ARGS` with stdout and/or stderr a pipe whose reader is gone before
+/// the first write (`| head -0`, `2>&1 | head -1` after the line it wanted): the first write
+/// to it fails, whatever the timing.
+fn scan_closed(args: &[&OsStr], close_stdout: bool, close_stderr: bool) -> Output {
+    let mut child = bin()
+        .arg("scan")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    if close_stdout {
+        drop(child.stdout.take());
+    }
+    if close_stderr {
+        drop(child.stderr.take());
+    }
+    wait_bounded(child, Duration::from_secs(60))
+}
+
+#[test]
+fn threads_out_of_range_are_a_usage_error_naming_the_range() {
+    let dir = tmp();
+    let p = write(dir.path(), "x.log", format!("{OOM}\n").as_bytes());
+    for j in ["0", "1025", "100000", "x"] {
+        let out = bin().args(["scan", "-j", j]).arg(&p).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "-j {j}: {stderr}");
+        assert!(stderr.contains("1..=1024"), "-j {j}: {stderr}");
+        assert!(out.stdout.is_empty(), "-j {j}");
+    }
+    for j in ["1", "1024"] {
+        let (code, reports, _) = scan_json(&["-j", j], &[&p], None);
+        assert_eq!((code, reports.len()), (0, 1), "-j {j}");
+    }
+}
+
+#[test]
+fn stdin_named_twice_is_a_usage_error_and_a_file_twice_is_scanned_once() {
+    let dir = tmp();
+    let p = write(dir.path(), "x.log", format!("{OOM}\n").as_bytes());
+    let out = bin()
+        .args(["scan", "-", "-"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("standard input"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    let link = dir.path().join("link.log");
+    std::os::unix::fs::symlink(&p, &link).expect("symlink");
+    let (code, reports, stderr) = scan_json(&[], &[&p, &link, &p], None);
+    assert_eq!((code, reports.len()), (0, 1), "{stderr}");
+    assert_eq!(reports[0]["input"], p.display().to_string());
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "faultline: {}: skipped: the same file as {} (scanned once)",
+            link.display(),
+            p.display()
+        )),
+        "{stderr}"
+    );
+    // A FIFO named twice is read once, as one stream: one report, every line in it.
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let child = bin()
+        .args(["scan", "--format", "json"])
+        .arg(&fifo)
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut w = fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("open fifo");
+    for _ in 0..1000 {
+        writeln!(w, "INFO filler line").expect("write");
+    }
+    writeln!(w, "{OOM}").expect("write");
+    drop(w);
+    let out = wait_bounded(child, Duration::from_secs(60));
+    let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(reports.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(reports[0]["lines"], 1001);
+    assert_eq!(reports[0]["findings"][0]["line"], 1001);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn the_status_after_a_closed_stdout_covers_the_inputs_taken_so_far() {
+    let dir = tmp();
+    let missing = dir.path().join("missing.log");
+    let sick = write(dir.path(), "sick.log", format!("{OOM}\n").as_bytes());
+    let clean = write(dir.path(), "clean.log", b"INFO all good\n");
+    let case = |format: &str, paths: &[&Path]| {
+        let mut args: Vec<&OsStr> = vec![OsStr::new("--format"), OsStr::new(format)];
+        args.extend(paths.iter().map(|p| p.as_os_str()));
+        let out = scan_closed(&args, true, false);
+        out.status.code()
+    };
+    // The error was seen (on stderr) before the first failed write: status 2.
+    assert_eq!(case("human", &[&missing, &sick]), Some(2));
+    // In JSON the error's own report is the first write, and it fails: status 2.
+    assert_eq!(case("json", &[&missing, &sick]), Some(2));
+    // The first write fails before the error is reached: the status covers the first input.
+    assert_eq!(case("human", &[&sick, &missing]), Some(0));
+    assert_eq!(case("human", &[&clean, &missing]), Some(1));
+    assert_eq!(case("json", &[&clean, &missing, &sick]), Some(1));
+}
+
+#[test]
+fn a_closed_stderr_is_ignored_and_the_run_goes_on() {
+    let dir = tmp();
+    let missing = dir.path().join("missing.log");
+    let sick = write(dir.path(), "sick.log", format!("{OOM}\n").as_bytes());
+    let out = scan_closed(&[missing.as_os_str(), sick.as_os_str()], false, true);
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("ROOT CAUSE"), "{stdout}");
+    // Both closed (`2>&1 | head -1` once head has gone): no panic, the status of what was taken.
+    let out = scan_closed(&[missing.as_os_str(), sick.as_os_str()], true, true);
+    assert_eq!(out.status.code(), Some(2));
 }
