@@ -147,7 +147,8 @@ enum DbCommand {
     Compile {
         /// The directory (default: the embedded set).
         dir: Option<PathBuf>,
-        /// The archive file to write.
+        /// The archive file to write (replaced through a fresh temporary file and a rename;
+        /// `-` writes the archive to standard output).
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: PathBuf,
     },
@@ -584,17 +585,37 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
         }
         DbCommand::Compile { dir, output } => {
             let db = Database::compile(&set_or_embedded(dir.as_deref())?)?;
-            let archive = db.write_archive(&output, MAX_DFA_BYTES)?;
-            out(&format!(
-                "{}: {} {} (hash {}), {} signatures, {} bytes\n",
+            let to_stdout = output.as_os_str() == "-";
+            let archive = if to_stdout {
+                let archive = db.to_archive(MAX_DFA_BYTES)?;
+                let mut stdout = io::stdout().lock();
+                stdout
+                    .write_all(&archive.bytes)
+                    .and_then(|()| stdout.flush())
+                    .map_err(|source| Error::Io {
+                        path: "standard output".into(),
+                        source,
+                    })?;
+                archive
+            } else {
+                db.write_archive(&output, MAX_DFA_BYTES)?
+            };
+            let text = format!(
+                "{}: {} {} (hash {}), {} signatures, {} bytes\n{}",
                 output.display(),
                 db.name(),
                 db.version(),
                 db.hash(),
                 db.signatures().len(),
                 archive.bytes.len(),
-            ));
-            out(&archive_summary(&db, &archive));
+                archive_summary(&db, &archive),
+            );
+            // With `-o -` the archive is standard output: the account goes to stderr.
+            if to_stdout {
+                note(text.trim_end());
+            } else {
+                out(&text);
+            }
             Ok(EXIT_DIAGNOSED)
         }
         DbCommand::List {
