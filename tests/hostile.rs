@@ -852,3 +852,182 @@ fn a_closed_stderr_is_ignored_and_the_run_goes_on() {
     let out = scan_closed(&[missing.as_os_str(), sick.as_os_str()], true, true);
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_file_truncated_while_it_is_scanned_is_an_error_and_the_sweep_goes_on() {
+    let dir = tmp();
+    let mut paths = Vec::new();
+    for i in 0..3 {
+        paths.push(write(
+            dir.path(),
+            &format!("a{i}.log"),
+            format!("{OOM}\n").as_bytes(),
+        ));
+    }
+    // A log large enough that the debug binary takes a while over it.
+    let big = dir.path().join("b-live.log");
+    {
+        let mut f = std::io::BufWriter::new(File::create(&big).expect("create"));
+        writeln!(f, "{OOM}").expect("write");
+        let filler = "INFO 02-20 21:35:48 [engine.py:100] Avg prompt throughput: 0.0 tokens/s\n";
+        let block = filler.repeat((1 << 20) / filler.len());
+        for _ in 0..64 {
+            f.write_all(block.as_bytes()).expect("write");
+        }
+        f.flush().expect("flush");
+    }
+    paths.push(big.clone());
+    for i in 0..3 {
+        paths.push(write(
+            dir.path(),
+            &format!("c{i}.log"),
+            format!("{OOM}\n").as_bytes(),
+        ));
+    }
+    let child = bin()
+        .args(["scan", "--format", "json", "-j", "1"])
+        .args(&paths)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Truncate the log as soon as it is mapped (as logrotate's copytruncate would).
+    let maps = format!("/proc/{}/maps", child.id());
+    let start = Instant::now();
+    let name = big.display().to_string();
+    while !fs::read_to_string(&maps).is_ok_and(|m| m.contains(&name)) {
+        assert!(start.elapsed() < Duration::from_secs(60), "never mapped");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let cut = 1_000_000;
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .and_then(|f| f.set_len(cut))
+        .expect("truncate");
+    let out = wait_bounded(child, Duration::from_secs(300));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(reports.len(), 7, "{stderr}");
+    let expected = format!("faultline: {name}: at byte offset {cut}: the file was truncated");
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    for r in &reports {
+        assert_eq!(with_id(r, OOM_ID).len(), 1, "{r}");
+        let error = r["error"].as_str();
+        assert_eq!(error.is_some(), r["input"] == name.as_str(), "{r}");
+    }
+}
+
+/// A one-signature directory: quick to compile in a debug build.
+fn tiny_signatures(dir: &Path) -> PathBuf {
+    let sigs = dir.join("sigs");
+    fs::create_dir_all(&sigs).expect("mkdir");
+    write(
+        &sigs,
+        "db.toml",
+        b"name = \"tiny\"\nversion = \"2026.12.0\"\nformat = 1\n",
+    );
+    write(
+        &sigs,
+        "pytorch.toml",
+        br#"[[signature]]
+id = "pytorch.cuda.oom"
+revision = 1
+title = "CUDA out of memory"
+role = "cause"
+severity = "fatal"
+category = "gpu-memory"
+tags = ["pytorch"]
+patterns = ['torch\.OutOfMemoryError: CUDA out of memory']
+remediation = "Use less memory."
+source = "pytorch: c10/cuda/CUDACachingAllocator.cpp"
+examples = ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]
+counterexamples = ["CUDA memory is fine"]
+"#,
+    );
+    sigs
+}
+
+fn db_compile(sigs: &Path, out: &OsStr) -> Output {
+    bin()
+        .args(["db", "compile"])
+        .arg(sigs)
+        .arg("-o")
+        .arg(out)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run")
+}
+
+#[test]
+fn db_compile_writes_safely_and_never_through_links_or_devices() {
+    let dir = tmp();
+    let sigs = tiny_signatures(dir.path());
+    let victim = write(dir.path(), "victim", b"precious");
+    // A symlink planted where the old code put its temporary file is never followed.
+    let out = dir.path().join("db.fl");
+    std::os::unix::fs::symlink(&victim, dir.path().join("db.fl.tmp")).expect("symlink");
+    let o = db_compile(&sigs, out.as_os_str());
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(fs::read(&victim).expect("victim"), b"precious");
+    let archive = fs::read(&out).expect("archive");
+    // Nothing left behind but the archive, the planted link and the inputs.
+    let mut names: Vec<String> = fs::read_dir(dir.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["db.fl", "db.fl.tmp", "sigs", "victim"]);
+    // A destination that is a symlink or a FIFO is refused, not replaced.
+    let link = dir.path().join("link.fl");
+    std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+    let fifo = dir.path().join("fifo.fl");
+    mkfifo(&fifo);
+    for (path, what) in [(&link, "a symlink"), (&fifo, "a device, FIFO or socket")] {
+        let o = db_compile(&sigs, path.as_os_str());
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("faultline: {}: is {what}", path.display())),
+            "{stderr}"
+        );
+        assert!(stderr.contains("-o -"), "{stderr}");
+    }
+    assert!(fs::symlink_metadata(&link)
+        .expect("link")
+        .file_type()
+        .is_symlink());
+    assert_eq!(fs::read(&victim).expect("victim"), b"precious");
+    // `-o -` writes the same archive to standard output, the account to stderr.
+    let o = db_compile(&sigs, OsStr::new("-"));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.stdout, archive);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("tiny 2026.12.0"));
+    assert!(!Path::new("-").exists());
+    // A full disk: an error, status 2.
+    let o = bin()
+        .args(["db", "compile"])
+        .arg(&sigs)
+        .args(["-o", "-"])
+        .stdout(File::create("/dev/full").expect("/dev/full"))
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+}
