@@ -225,9 +225,12 @@ fn out(text: &str) {
     }
 }
 
-/// Writes one line to stderr. A closed or failing stderr (`2>&1 | head -1`) is ignored: the
-/// run goes on and its exit status is unchanged.
+/// Writes one line to stderr, every character a terminal would obey shown escaped (paths and
+/// messages carry bytes from outside: a newline cannot start a line of its own). A closed or
+/// failing stderr (`2>&1 | head -1`) is ignored: the run goes on and its exit status is
+/// unchanged.
 fn note(line: &str) {
+    let line = faultline::sanitize::terminal(line);
     let mut stderr = io::stderr().lock();
     let _ = stderr
         .write_all(line.as_bytes())
@@ -303,11 +306,15 @@ fn failed_report(db: &Database, e: &Error) -> Report {
         Error::Io { path, .. } => path.display().to_string(),
         other => other.to_string(),
     };
-    Analyzer::new(db, AnalyzeOptions::default()).finish(
+    let mut report = Analyzer::new(db, AnalyzeOptions::default()).finish(
         &name,
         &Default::default(),
         Some(e.to_string()),
-    )
+    );
+    if let Error::Io { path, .. } = e {
+        report.input_raw = faultline::report::raw_path(path);
+    }
+    report
 }
 
 fn render_summary(s: &Summary, format: Format) -> String {
@@ -612,7 +619,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             );
             // With `-o -` the archive is standard output: the account goes to stderr.
             if to_stdout {
-                note(text.trim_end());
+                text.lines().for_each(note);
             } else {
                 out(&text);
             }

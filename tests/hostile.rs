@@ -1031,3 +1031,62 @@ fn db_compile_writes_safely_and_never_through_links_or_devices() {
     assert_eq!(o.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");
 }
+
+#[test]
+fn file_names_that_are_not_utf8_keep_their_bytes_in_input_raw() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tmp();
+    let name = |b: &[u8]| dir.path().join(OsStr::from_bytes(b));
+    let (ff, fe, slash) = (name(b"a\xff.log"), name(b"a\xfe.log"), name(b"b\\\xff.log"));
+    let ok = name(b"ok.log");
+    for p in [&ff, &fe, &slash, &ok] {
+        fs::write(p, format!("{OOM}\n")).expect("write");
+    }
+    let d = dir.path().display().to_string();
+    let (code, reports, _) = scan_json(&[], &[&ff, &fe, &slash, &ok], None);
+    assert_eq!(code, 0);
+    let raw: Vec<Option<&str>> = reports.iter().map(|r| r["input_raw"].as_str()).collect();
+    assert_eq!(
+        raw,
+        [
+            Some(format!("{d}/a\\xff.log").as_str()),
+            Some(format!("{d}/a\\xfe.log").as_str()),
+            Some(format!("{d}/b\\\\\\xff.log").as_str()),
+            None,
+        ]
+    );
+    // `input` stays the lossy path; a UTF-8 path has no `input_raw` key at all.
+    assert_eq!(reports[0]["input"], format!("{d}/a\u{fffd}.log"));
+    assert_eq!(reports[0]["input"], reports[1]["input"]);
+    assert!(reports[3].get("input_raw").is_none());
+    // Summaries name such inputs by their raw form: two files never merge into one name.
+    let out = bin()
+        .args(["scan", "--summary", "--format", "json"])
+        .args([&ff, &fe])
+        .output()
+        .expect("run");
+    let s: Value = serde_json::from_slice(&out.stdout).expect("summary json");
+    let row = &s["signatures"][0];
+    assert_eq!(row["first_input"], format!("{d}/a\\xfe.log"), "{s}");
+    assert_eq!(row["last_input"], format!("{d}/a\\xff.log"), "{s}");
+    // ... and so does `faultline summary` over the JSON lines.
+    let lines: String = reports.iter().map(|r| format!("{r}\n")).collect();
+    let jsonl = write(dir.path(), "shard.jsonl", lines.as_bytes());
+    let out = bin()
+        .args(["summary", "--format", "json"])
+        .arg(&jsonl)
+        .output()
+        .expect("run");
+    let s: Value = serde_json::from_slice(&out.stdout).expect("summary json");
+    assert_eq!(s["inputs"], 4, "{s}");
+    assert_eq!(
+        s["signatures"][0]["first_input"],
+        format!("{d}/a\\xfe.log"),
+        "{s}"
+    );
+    // A missing file with such a name is traced too.
+    let gone = name(b"gone\xff.log");
+    let (code, reports, _) = scan_json(&[], &[&gone], None);
+    assert_eq!(code, 2);
+    assert_eq!(reports[0]["input_raw"], format!("{d}/gone\\xff.log"));
+}
