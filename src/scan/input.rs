@@ -14,22 +14,221 @@ use crate::error::Error;
 
 /// How an input's bytes are encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum InputKind {
     Plain,
     Gzip,
     Zstd,
+    /// UTF-16 with a little-endian byte order mark (`ff fe`), decoded to UTF-8 as it is read.
+    Utf16Le,
+    /// UTF-16 with a big-endian byte order mark (`fe ff`), decoded to UTF-8 as it is read.
+    Utf16Be,
 }
 
 impl InputKind {
-    /// Recognises gzip (`1f 8b`) and zstd (`28 b5 2f fd`) by their first bytes.
+    /// Recognises gzip (`1f 8b`), zstd (`28 b5 2f fd`) and the UTF-16 byte order marks by
+    /// their first bytes.
     pub fn sniff(head: &[u8]) -> InputKind {
         if head.starts_with(&[0x1f, 0x8b]) {
             InputKind::Gzip
         } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
             InputKind::Zstd
+        } else if head.starts_with(&[0xff, 0xfe]) {
+            InputKind::Utf16Le
+        } else if head.starts_with(&[0xfe, 0xff]) {
+            InputKind::Utf16Be
         } else {
             InputKind::Plain
         }
+    }
+
+    /// The name used in error messages (`gzip stream: ...`).
+    fn stream_name(self) -> &'static str {
+        match self {
+            InputKind::Plain => "plain",
+            InputKind::Gzip => "gzip",
+            InputKind::Zstd => "zstd",
+            InputKind::Utf16Le | InputKind::Utf16Be => "UTF-16",
+        }
+    }
+}
+
+/// `raw` (which starts with its magic bytes) decoded as `kind` says: gzip members one after
+/// another (zero padding after the last one ignored, as `gzip -t` does), zstd frames, UTF-16
+/// as UTF-8. Runs on the calling thread.
+pub fn decode(kind: InputKind, raw: Box<dyn Read + Send>) -> io::Result<Box<dyn Read + Send>> {
+    Ok(match kind {
+        InputKind::Plain => raw,
+        InputKind::Gzip => Box::new(GzMembers::new(raw)),
+        InputKind::Zstd => Box::new(zstd::stream::read::Decoder::new(raw)?),
+        InputKind::Utf16Le | InputKind::Utf16Be => {
+            Box::new(Utf16::new(raw, kind == InputKind::Utf16Be))
+        }
+    })
+}
+
+/// Gzip members one after another, like `MultiGzDecoder`, except that zero bytes after the
+/// last member end the stream quietly (tape and block-device padding; `gzip -t` accepts it).
+/// Any other byte after a member must start a new one.
+struct GzMembers {
+    member: Option<flate2::bufread::GzDecoder<io::BufReader<Box<dyn Read + Send>>>>,
+}
+
+impl GzMembers {
+    fn new(raw: Box<dyn Read + Send>) -> GzMembers {
+        GzMembers {
+            member: Some(flate2::bufread::GzDecoder::new(io::BufReader::new(raw))),
+        }
+    }
+}
+
+impl Read for GzMembers {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        use io::BufRead;
+        loop {
+            let Some(member) = self.member.as_mut() else {
+                return Ok(0);
+            };
+            let n = member.read(out)?;
+            if n > 0 || out.is_empty() {
+                return Ok(n);
+            }
+            // The member ended: what follows is another member, zero padding, or nothing.
+            let Some(member) = self.member.take() else {
+                return Ok(0);
+            };
+            let mut rest = member.into_inner();
+            let head = rest.fill_buf()?;
+            if head.is_empty() {
+                return Ok(0);
+            }
+            if head[0] != 0 {
+                self.member = Some(flate2::bufread::GzDecoder::new(rest));
+                continue;
+            }
+            loop {
+                let buf = rest.fill_buf()?;
+                if buf.is_empty() {
+                    return Ok(0);
+                }
+                if buf.iter().any(|&b| b != 0) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "bytes other than zero padding after the last gzip member",
+                    ));
+                }
+                let k = buf.len();
+                rest.consume(k);
+            }
+        }
+    }
+}
+
+/// UTF-16 (after its byte order mark) decoded to UTF-8; an unpaired surrogate or a final odd
+/// byte becomes U+FFFD. Offsets and sizes of such an input are those of the UTF-8 text.
+struct Utf16 {
+    inner: Box<dyn Read + Send>,
+    big_endian: bool,
+    raw: Vec<u8>,
+    /// A byte of a unit split between two reads.
+    odd: Option<u8>,
+    /// A high surrogate waiting for its low half.
+    high: Option<u16>,
+    /// Whether the first unit (the byte order mark) is still to come.
+    first: bool,
+    out: Vec<u8>,
+    pos: usize,
+    eof: bool,
+}
+
+impl Utf16 {
+    fn new(inner: Box<dyn Read + Send>, big_endian: bool) -> Utf16 {
+        Utf16 {
+            inner,
+            big_endian,
+            raw: vec![0; 64 << 10],
+            odd: None,
+            high: None,
+            first: true,
+            out: Vec::new(),
+            pos: 0,
+            eof: false,
+        }
+    }
+
+    fn push(&mut self, c: char) {
+        let mut b = [0u8; 4];
+        self.out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+    }
+
+    fn unit(&mut self, u: u16) {
+        if std::mem::take(&mut self.first) && u == 0xfeff {
+            return;
+        }
+        if let Some(h) = self.high.take() {
+            if (0xdc00..=0xdfff).contains(&u) {
+                let c = 0x10000 + ((u32::from(h) - 0xd800) << 10) + (u32::from(u) - 0xdc00);
+                self.push(char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER));
+                return;
+            }
+            self.push(char::REPLACEMENT_CHARACTER);
+        }
+        match u {
+            0xd800..=0xdbff => self.high = Some(u),
+            0xdc00..=0xdfff => self.push(char::REPLACEMENT_CHARACTER),
+            _ => self.push(char::from_u32(u32::from(u)).unwrap_or(char::REPLACEMENT_CHARACTER)),
+        }
+    }
+}
+
+impl Read for Utf16 {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        while self.pos == self.out.len() {
+            if self.eof {
+                return Ok(0);
+            }
+            self.out.clear();
+            self.pos = 0;
+            let n = loop {
+                match self.inner.read(&mut self.raw) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    r => break r?,
+                }
+            };
+            if n == 0 {
+                self.eof = true;
+                if self.odd.take().is_some() | self.high.take().is_some() {
+                    self.push(char::REPLACEMENT_CHARACTER);
+                }
+                continue;
+            }
+            let raw = std::mem::take(&mut self.raw);
+            let mut bytes = raw[..n].iter().copied();
+            loop {
+                let a = match self.odd.take() {
+                    Some(a) => a,
+                    None => match bytes.next() {
+                        Some(a) => a,
+                        None => break,
+                    },
+                };
+                let Some(b) = bytes.next() else {
+                    self.odd = Some(a);
+                    break;
+                };
+                let u = if self.big_endian {
+                    u16::from_be_bytes([a, b])
+                } else {
+                    u16::from_le_bytes([a, b])
+                };
+                self.unit(u);
+            }
+            self.raw = raw;
+        }
+        let n = out.len().min(self.out.len() - self.pos);
+        out[..n].copy_from_slice(&self.out[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
     }
 }
 
@@ -120,12 +319,7 @@ impl Input {
         let raw: Box<dyn Read + Send> = Box::new(Cursor::new(head[..n].to_vec()).chain(reader));
         let source = match kind {
             InputKind::Plain => Source::Stream(raw),
-            InputKind::Gzip => Source::Stream(decode_on_thread(Box::new(
-                flate2::read::MultiGzDecoder::new(raw),
-            ))),
-            InputKind::Zstd => Source::Stream(decode_on_thread(Box::new(
-                zstd::stream::read::Decoder::new(raw)?,
-            ))),
+            k => Source::Stream(decode_on_thread(decode(k, raw)?)),
         };
         Ok(Input {
             path: path.to_path_buf(),
@@ -198,10 +392,7 @@ impl Input {
                         InputKind::Plain => source,
                         k => io::Error::new(
                             source.kind(),
-                            format!(
-                                "{} stream: {source}",
-                                if k == InputKind::Gzip { "gzip" } else { "zstd" }
-                            ),
+                            format!("{} stream: {source}", k.stream_name()),
                         ),
                     },
                 });
@@ -527,6 +718,90 @@ mod tests {
         }
         // The pages dropped from the maps are still the file's bytes.
         assert_eq!(std::fs::read(&path).unwrap(), log);
+    }
+
+    fn scan_bytes(bytes: Vec<u8>) -> (Vec<Hit>, ScanStats, Option<String>) {
+        let input = Input::from_reader(Path::new("x"), Box::new(Cursor::new(bytes))).unwrap();
+        let mut hits = Vec::new();
+        let (stats, err) = input.scan(Database::embedded(), &ScanOptions::default(), &mut |h| {
+            hits.push(h)
+        });
+        (hits, stats, err.map(|e| e.to_string()))
+    }
+
+    const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.";
+
+    /// A log written as UTF-16 (with its byte order mark) is decoded, not taken for binary.
+    #[test]
+    fn utf16_logs_are_decoded() {
+        let text = format!("INFO starting ünïcode 𝄞\n{OOM}\r\nINFO done\n");
+        let units: Vec<u16> = std::iter::once(0xfeff).chain(text.encode_utf16()).collect();
+        for big in [false, true] {
+            let bytes: Vec<u8> = units
+                .iter()
+                .flat_map(|u| {
+                    if big {
+                        u.to_be_bytes()
+                    } else {
+                        u.to_le_bytes()
+                    }
+                })
+                .collect();
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("w.log");
+            std::fs::write(&path, &bytes).unwrap();
+            let input = open(&path).unwrap();
+            let want = if big {
+                InputKind::Utf16Be
+            } else {
+                InputKind::Utf16Le
+            };
+            assert_eq!(input.kind(), want);
+            let (hits, stats, err) = scan_bytes(bytes);
+            assert_eq!(err, None);
+            assert_eq!((stats.lines, stats.binary), (3, false));
+            assert_eq!(stats.bytes, text.len() as u64);
+            let oom: Vec<&Hit> = hits.iter().filter(|h| h.line == 2).collect();
+            assert_eq!(oom.len(), 1, "big endian {big}");
+            assert_eq!(oom[0].text, OOM.as_bytes());
+        }
+        // A lone surrogate and a final odd byte are U+FFFD, never an error.
+        let (_, stats, err) = scan_bytes(vec![0xff, 0xfe, 0x00, 0xd8, b'a', 0, b'b']);
+        assert_eq!(err, None);
+        assert_eq!(stats.bytes, "\u{fffd}a\u{fffd}".len() as u64);
+    }
+
+    /// Zero bytes after the last gzip member are padding (`gzip -t` accepts them); other
+    /// bytes after a member are still an error; members one after another all count.
+    #[test]
+    fn gzip_zero_padding_is_accepted_and_garbage_is_not() {
+        use std::io::Write;
+        let gz = |text: &str| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(text.as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        let mut two = gz("INFO one\n");
+        two.extend(gz(&format!("{OOM}\n")));
+        let mut padded = two.clone();
+        padded.extend(std::iter::repeat_n(0u8, 100_000));
+        let (hits, stats, err) = scan_bytes(padded);
+        assert_eq!(err, None);
+        assert_eq!((stats.lines, hits.len()), (2, 1));
+        assert_eq!(hits[0].line, 2);
+        let mut garbage = two.clone();
+        garbage.extend_from_slice(&[0, 0, b'x']);
+        let (hits, _, err) = scan_bytes(garbage);
+        assert_eq!(hits.len(), 1);
+        let err = err.expect("garbage after the last member is an error");
+        assert!(
+            err.contains("gzip stream: bytes other than zero padding"),
+            "{err}"
+        );
+        let mut cut = two;
+        cut.truncate(cut.len() - 3);
+        let (_, _, err) = scan_bytes(cut);
+        assert!(err.expect("a cut member").contains("gzip stream"));
     }
 
     /// A file truncated after it was mapped (logrotate's copytruncate) does not kill the

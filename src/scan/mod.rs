@@ -12,7 +12,7 @@ use rayon::prelude::*;
 
 use crate::compile::{Cursor, Database, LineMatch, Scratch};
 
-pub use input::{open, Input, InputKind};
+pub use input::{decode, open, Input, InputKind};
 
 /// Most worker threads a scan uses (`-j` takes 1..=MAX_THREADS); larger values are clamped.
 pub const MAX_THREADS: usize = 1024;
