@@ -246,13 +246,10 @@ fn read_decoded(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut out = Vec::new();
     match InputKind::sniff(&raw) {
         InputKind::Plain => return Ok(raw),
-        InputKind::Gzip => {
-            flate2::read::MultiGzDecoder::new(raw.as_slice()).read_to_end(&mut out)?;
+        kind => {
+            crate::scan::decode(kind, Box::new(std::io::Cursor::new(raw)))?.read_to_end(&mut out)?
         }
-        InputKind::Zstd => {
-            zstd::stream::read::Decoder::new(raw.as_slice())?.read_to_end(&mut out)?;
-        }
-    }
+    };
     Ok(out)
 }
 

@@ -33,6 +33,7 @@ pub mod diff;
 mod embedded;
 pub mod error;
 pub mod report;
+pub mod sanitize;
 pub mod scan;
 pub mod signature;
 pub mod summary;

@@ -14,7 +14,7 @@ use faultline::bench::{self, BenchOptions, Corpus};
 use faultline::compile::archive::{Archive, FORMAT, MAX_DFA_BYTES};
 use faultline::report::{render_human, Report};
 use faultline::scan::walk::{walk, Entry, Shard, WalkOptions};
-use faultline::scan::ScanOptions;
+use faultline::scan::{ScanOptions, MAX_THREADS};
 use faultline::signature::{load_dir, SignatureSet};
 use faultline::summary::{Summary, SummaryBuilder};
 use faultline::{diff, Database, Error};
@@ -84,8 +84,8 @@ struct ScanArgs {
     all: bool,
     #[command(flatten)]
     set: SetArgs,
-    /// Worker threads (default: all cores).
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Worker threads, 1..=1024 (default: all cores).
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_threads)]
     threads: Option<usize>,
     /// Longest line a stream keeps whole; longer lines are scanned in windows and cut.
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
@@ -147,7 +147,8 @@ enum DbCommand {
     Compile {
         /// The directory (default: the embedded set).
         dir: Option<PathBuf>,
-        /// The archive file to write.
+        /// The archive file to write (replaced through a fresh temporary file and a rename;
+        /// `-` writes the archive to standard output).
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: PathBuf,
     },
@@ -187,26 +188,60 @@ enum ExportFormat {
     PatternsUnnamed,
 }
 
-/// Writes to stdout; a closed stdout (`| head`) ends the run quietly.
-fn out(text: &str) {
+/// `-j N`: a thread count in `1..=MAX_THREADS`; anything else is a usage error naming the range.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    let range = format!("-j takes 1..={MAX_THREADS}");
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} threads is out of range: {range}")),
+        Err(_) => Err(format!("not a thread count: {range}")),
+    }
+}
+
+/// Standard output was closed by its reader (`| head`).
+struct Closed;
+
+/// Writes to stdout; `Err(Closed)` when the reader has gone. Any other write error is
+/// reported and ends the run with status 2.
+fn try_out(text: &str) -> Result<(), Closed> {
     let mut stdout = io::stdout().lock();
     if let Err(e) = stdout
         .write_all(text.as_bytes())
         .and_then(|_| stdout.flush())
     {
         if e.kind() == io::ErrorKind::BrokenPipe {
-            std::process::exit(0);
+            return Err(Closed);
         }
-        eprintln!("faultline: writing output: {e}");
+        note(&format!("faultline: writing output: {e}"));
         std::process::exit(i32::from(EXIT_ERROR));
+    }
+    Ok(())
+}
+
+/// Writes to stdout; a closed stdout (`| head`) ends the run quietly with status 0.
+fn out(text: &str) {
+    if try_out(text).is_err() {
+        std::process::exit(0);
     }
 }
 
+/// Writes one line to stderr, every character a terminal would obey shown escaped (paths and
+/// messages carry bytes from outside: a newline cannot start a line of its own). A closed or
+/// failing stderr (`2>&1 | head -1`) is ignored: the run goes on and its exit status is
+/// unchanged.
+fn note(line: &str) {
+    let line = faultline::sanitize::terminal(line);
+    let mut stderr = io::stderr().lock();
+    let _ = stderr
+        .write_all(line.as_bytes())
+        .and_then(|_| stderr.write_all(b"\n"));
+}
+
 fn error_line(e: &Error) {
-    eprintln!("faultline: {e}");
+    note(&format!("faultline: {e}"));
     if let Error::Signatures { problems } | Error::Corpus { problems } = e {
         for p in problems.iter().skip(1) {
-            eprintln!("faultline: {p}");
+            note(&format!("faultline: {p}"));
         }
     }
 }
@@ -271,11 +306,15 @@ fn failed_report(db: &Database, e: &Error) -> Report {
         Error::Io { path, .. } => path.display().to_string(),
         other => other.to_string(),
     };
-    Analyzer::new(db, AnalyzeOptions::default()).finish(
+    let mut report = Analyzer::new(db, AnalyzeOptions::default()).finish(
         &name,
         &Default::default(),
         Some(e.to_string()),
-    )
+    );
+    if let Error::Io { path, .. } = e {
+        report.input_raw = faultline::report::raw_path(path);
+    }
+    report
 }
 
 fn render_summary(s: &Summary, format: Format) -> String {
@@ -357,17 +396,22 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         for (entry, report) in batch.iter().zip(results) {
             let Some(report) = report else {
                 if let Entry::Skipped { path, reason } = entry {
-                    pb.suspend(|| eprintln!("faultline: {}: skipped: {reason}", path.display()));
+                    pb.suspend(|| {
+                        note(&format!("faultline: {}: skipped: {reason}", path.display()))
+                    });
                 }
                 continue;
             };
             if let Some(e) = &report.error {
                 errored = true;
-                pb.suspend(|| eprintln!("faultline: {e}"));
+                pb.suspend(|| note(&format!("faultline: {e}")));
             }
             diagnosed |= report.diagnosed();
-            match (&mut summary, args.format) {
-                (Some(b), _) => b.add(&report),
+            let text = match (&mut summary, args.format) {
+                (Some(b), _) => {
+                    b.add(&report);
+                    continue;
+                }
                 (None, Format::Human) => {
                     if report.error.is_some() && report.findings.is_empty() && report.bytes == 0 {
                         continue;
@@ -376,15 +420,22 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     if many {
                         text.push('\n');
                     }
-                    pb.suspend(|| out(&text));
+                    text
                 }
-                (None, _) => pb.suspend(|| out(&(report.to_json_line() + "\n"))),
+                (None, _) => report.to_json_line() + "\n",
+            };
+            // A closed stdout ends the sweep. The status covers the inputs taken so far in
+            // output order (this one included): the same answer whatever the pipe's timing.
+            if pb.suspend(|| try_out(&text)).is_err() {
+                pb.finish_and_clear();
+                return Ok(sweep_status(errored, diagnosed));
             }
         }
     }
     pb.finish_and_clear();
     if let Some(b) = summary {
-        out(&render_summary(&b.finish(), args.format));
+        // The summary covers every input: so does the status, written or not.
+        let _ = try_out(&render_summary(&b.finish(), args.format));
     }
     Ok(sweep_status(errored, diagnosed))
 }
@@ -503,7 +554,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             let counter: usize = set.signatures.iter().map(|s| s.counterexamples.len()).sum();
             let (anchors, packed) = db.anchors();
             for w in set.warnings() {
-                eprintln!("faultline: warning: {w}");
+                note(&format!("faultline: warning: {w}"));
             }
             out(&format!(
                         "{} {}: {} signatures under {} vendors, {} patterns, {} examples ({} constructed) and {} counterexamples checked; prefilter: {} anchors ({})\n",
@@ -541,17 +592,37 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
         }
         DbCommand::Compile { dir, output } => {
             let db = Database::compile(&set_or_embedded(dir.as_deref())?)?;
-            let archive = db.write_archive(&output, MAX_DFA_BYTES)?;
-            out(&format!(
-                "{}: {} {} (hash {}), {} signatures, {} bytes\n",
+            let to_stdout = output.as_os_str() == "-";
+            let archive = if to_stdout {
+                let archive = db.to_archive(MAX_DFA_BYTES)?;
+                let mut stdout = io::stdout().lock();
+                stdout
+                    .write_all(&archive.bytes)
+                    .and_then(|()| stdout.flush())
+                    .map_err(|source| Error::Io {
+                        path: "standard output".into(),
+                        source,
+                    })?;
+                archive
+            } else {
+                db.write_archive(&output, MAX_DFA_BYTES)?
+            };
+            let text = format!(
+                "{}: {} {} (hash {}), {} signatures, {} bytes\n{}",
                 output.display(),
                 db.name(),
                 db.version(),
                 db.hash(),
                 db.signatures().len(),
                 archive.bytes.len(),
-            ));
-            out(&archive_summary(&db, &archive));
+                archive_summary(&db, &archive),
+            );
+            // With `-o -` the archive is standard output: the account goes to stderr.
+            if to_stdout {
+                text.lines().for_each(note);
+            } else {
+                out(&text);
+            }
             Ok(EXIT_DIAGNOSED)
         }
         DbCommand::List {

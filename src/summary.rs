@@ -24,6 +24,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use crate::sanitize::terminal as safe;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Location, Problem, Result};
@@ -84,6 +85,10 @@ pub struct Summary {
 #[derive(Deserialize)]
 struct SlimReport {
     input: String,
+    /// The exact path of a file whose name is not UTF-8 (`\xNN` escapes); it replaces
+    /// `input` as the input's name, so two such files never merge.
+    #[serde(default)]
+    input_raw: Option<String>,
     #[serde(default)]
     database: Option<DatabaseRef>,
     #[serde(default)]
@@ -112,7 +117,8 @@ struct SlimFinding {
 impl From<&Report> for SlimReport {
     fn from(r: &Report) -> SlimReport {
         SlimReport {
-            input: r.input.clone(),
+            input: r.input_name().to_string(),
+            input_raw: None,
             database: Some(r.database.clone()),
             error: r.error.clone(),
             binary: r.binary,
@@ -163,7 +169,7 @@ impl SummaryBuilder {
             if line.trim().is_empty() {
                 continue;
             }
-            let r: SlimReport = serde_json::from_str(line).map_err(|e| {
+            let mut r: SlimReport = serde_json::from_str(line).map_err(|e| {
                 Error::Report(Problem {
                     location: Location {
                         file: file.into(),
@@ -178,6 +184,9 @@ impl SummaryBuilder {
                     ),
                 })
             })?;
+            if let Some(raw) = r.input_raw.take() {
+                r.input = raw;
+            }
             self.reports.push(r);
         }
         Ok(())
@@ -333,7 +342,13 @@ impl Summary {
             }
         );
         for db in &self.databases {
-            let _ = writeln!(out, "database {} {} ({})", db.name, db.version, db.hash);
+            let _ = writeln!(
+                out,
+                "database {} {} ({})",
+                safe(&db.name),
+                safe(&db.version),
+                safe(&db.hash)
+            );
         }
         if !self.signatures.is_empty() {
             out.push('\n');
@@ -353,10 +368,10 @@ impl Summary {
                     r.first_findings.to_string(),
                     r.inputs.to_string(),
                     r.hits.to_string(),
-                    r.signature.clone(),
-                    r.category.clone(),
-                    r.first_input.clone(),
-                    r.last_input.clone(),
+                    safe(&r.signature).into_owned(),
+                    safe(&r.category).into_owned(),
+                    safe(&r.first_input).into_owned(),
+                    safe(&r.last_input).into_owned(),
                 ]);
             }
             out.push_str(&table(&rows, true));
@@ -368,7 +383,7 @@ impl Summary {
                 self.undiagnosed.len()
             );
             for i in &self.undiagnosed {
-                let _ = writeln!(out, "  {i}");
+                let _ = writeln!(out, "  {}", safe(i));
             }
         }
         if !self.errors.is_empty() {
@@ -376,9 +391,9 @@ impl Summary {
             for e in &self.errors {
                 // Error messages usually start with the path already.
                 if e.error.starts_with(&format!("{}: ", e.input)) {
-                    let _ = writeln!(out, "  {}", e.error);
+                    let _ = writeln!(out, "  {}", safe(&e.error));
                 } else {
-                    let _ = writeln!(out, "  {}: {}", e.input, e.error);
+                    let _ = writeln!(out, "  {}: {}", safe(&e.input), safe(&e.error));
                 }
             }
         }

@@ -2,6 +2,7 @@
 //! docs/hostile-inputs.md. Large inputs are generated on the fly into a temporary directory;
 //! the biggest cases are `#[ignore]`d and run in release mode from `.ci/run`.
 
+use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -429,11 +430,13 @@ fn loud_log(dir: &Path) -> PathBuf {
 fn closed_stdout_ends_quietly() {
     let dir = tmp();
     let p = loud_log(dir.path());
+    let q = dir.path().join("loud-copy.log");
+    fs::copy(&p, &q).expect("copy");
     for format in ["human", "json"] {
         let mut child = bin()
             .args(["scan", "--all", "--format", format])
             .arg(&p)
-            .arg(&p)
+            .arg(&q)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -716,4 +719,374 @@ fn unreadable_paths_name_the_file() {
         "no path and empty stdin: clean"
     );
     assert_eq!(reports[0]["input"], "-");
+}
+
+/// Runs `faultline scan ARGS` with stdout and/or stderr a pipe whose reader is gone before
+/// the first write (`| head -0`, `2>&1 | head -1` after the line it wanted): the first write
+/// to it fails, whatever the timing.
+fn scan_closed(args: &[&OsStr], close_stdout: bool, close_stderr: bool) -> Output {
+    let mut child = bin()
+        .arg("scan")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    if close_stdout {
+        drop(child.stdout.take());
+    }
+    if close_stderr {
+        drop(child.stderr.take());
+    }
+    wait_bounded(child, Duration::from_secs(60))
+}
+
+#[test]
+fn threads_out_of_range_are_a_usage_error_naming_the_range() {
+    let dir = tmp();
+    let p = write(dir.path(), "x.log", format!("{OOM}\n").as_bytes());
+    for j in ["0", "1025", "100000", "x"] {
+        let out = bin().args(["scan", "-j", j]).arg(&p).output().expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "-j {j}: {stderr}");
+        assert!(stderr.contains("1..=1024"), "-j {j}: {stderr}");
+        assert!(out.stdout.is_empty(), "-j {j}");
+    }
+    for j in ["1", "1024"] {
+        let (code, reports, _) = scan_json(&["-j", j], &[&p], None);
+        assert_eq!((code, reports.len()), (0, 1), "-j {j}");
+    }
+}
+
+#[test]
+fn stdin_named_twice_is_a_usage_error_and_a_file_twice_is_scanned_once() {
+    let dir = tmp();
+    let p = write(dir.path(), "x.log", format!("{OOM}\n").as_bytes());
+    let out = bin()
+        .args(["scan", "-", "-"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("standard input"), "{stderr}");
+    assert!(out.stdout.is_empty());
+    let link = dir.path().join("link.log");
+    std::os::unix::fs::symlink(&p, &link).expect("symlink");
+    let (code, reports, stderr) = scan_json(&[], &[&p, &link, &p], None);
+    assert_eq!((code, reports.len()), (0, 1), "{stderr}");
+    assert_eq!(reports[0]["input"], p.display().to_string());
+    assert_eq!(stderr.lines().count(), 2, "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "faultline: {}: skipped: the same file as {} (scanned once)",
+            link.display(),
+            p.display()
+        )),
+        "{stderr}"
+    );
+    // A FIFO named twice is read once, as one stream: one report, every line in it.
+    let fifo = dir.path().join("fifo");
+    mkfifo(&fifo);
+    let child = bin()
+        .args(["scan", "--format", "json"])
+        .arg(&fifo)
+        .arg(&fifo)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut w = fs::OpenOptions::new()
+        .write(true)
+        .open(&fifo)
+        .expect("open fifo");
+    for _ in 0..1000 {
+        writeln!(w, "INFO filler line").expect("write");
+    }
+    writeln!(w, "{OOM}").expect("write");
+    drop(w);
+    let out = wait_bounded(child, Duration::from_secs(60));
+    let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(reports.len(), 1, "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(reports[0]["lines"], 1001);
+    assert_eq!(reports[0]["findings"][0]["line"], 1001);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn the_status_after_a_closed_stdout_covers_the_inputs_taken_so_far() {
+    let dir = tmp();
+    let missing = dir.path().join("missing.log");
+    let sick = write(dir.path(), "sick.log", format!("{OOM}\n").as_bytes());
+    let clean = write(dir.path(), "clean.log", b"INFO all good\n");
+    let case = |format: &str, paths: &[&Path]| {
+        let mut args: Vec<&OsStr> = vec![OsStr::new("--format"), OsStr::new(format)];
+        args.extend(paths.iter().map(|p| p.as_os_str()));
+        let out = scan_closed(&args, true, false);
+        out.status.code()
+    };
+    // The error was seen (on stderr) before the first failed write: status 2.
+    assert_eq!(case("human", &[&missing, &sick]), Some(2));
+    // In JSON the error's own report is the first write, and it fails: status 2.
+    assert_eq!(case("json", &[&missing, &sick]), Some(2));
+    // The first write fails before the error is reached: the status covers the first input.
+    assert_eq!(case("human", &[&sick, &missing]), Some(0));
+    assert_eq!(case("human", &[&clean, &missing]), Some(1));
+    assert_eq!(case("json", &[&clean, &missing, &sick]), Some(1));
+}
+
+#[test]
+fn a_closed_stderr_is_ignored_and_the_run_goes_on() {
+    let dir = tmp();
+    let missing = dir.path().join("missing.log");
+    let sick = write(dir.path(), "sick.log", format!("{OOM}\n").as_bytes());
+    let out = scan_closed(&[missing.as_os_str(), sick.as_os_str()], false, true);
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("ROOT CAUSE"), "{stdout}");
+    // Both closed (`2>&1 | head -1` once head has gone): no panic, the status of what was taken.
+    let out = scan_closed(&[missing.as_os_str(), sick.as_os_str()], true, true);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_file_truncated_while_it_is_scanned_is_an_error_and_the_sweep_goes_on() {
+    let dir = tmp();
+    let mut paths = Vec::new();
+    for i in 0..3 {
+        paths.push(write(
+            dir.path(),
+            &format!("a{i}.log"),
+            format!("{OOM}\n").as_bytes(),
+        ));
+    }
+    // A log large enough that the debug binary takes a while over it.
+    let big = dir.path().join("b-live.log");
+    {
+        let mut f = std::io::BufWriter::new(File::create(&big).expect("create"));
+        writeln!(f, "{OOM}").expect("write");
+        let filler = "INFO 02-20 21:35:48 [engine.py:100] Avg prompt throughput: 0.0 tokens/s\n";
+        let block = filler.repeat((1 << 20) / filler.len());
+        for _ in 0..64 {
+            f.write_all(block.as_bytes()).expect("write");
+        }
+        f.flush().expect("flush");
+    }
+    paths.push(big.clone());
+    for i in 0..3 {
+        paths.push(write(
+            dir.path(),
+            &format!("c{i}.log"),
+            format!("{OOM}\n").as_bytes(),
+        ));
+    }
+    let child = bin()
+        .args(["scan", "--format", "json", "-j", "1"])
+        .args(&paths)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // Truncate the log as soon as it is mapped (as logrotate's copytruncate would).
+    let maps = format!("/proc/{}/maps", child.id());
+    let start = Instant::now();
+    let name = big.display().to_string();
+    while !fs::read_to_string(&maps).is_ok_and(|m| m.contains(&name)) {
+        assert!(start.elapsed() < Duration::from_secs(60), "never mapped");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let cut = 1_000_000;
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&big)
+        .and_then(|f| f.set_len(cut))
+        .expect("truncate");
+    let out = wait_bounded(child, Duration::from_secs(300));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let reports: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(reports.len(), 7, "{stderr}");
+    let expected = format!("faultline: {name}: at byte offset {cut}: the file was truncated");
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    for r in &reports {
+        assert_eq!(with_id(r, OOM_ID).len(), 1, "{r}");
+        let error = r["error"].as_str();
+        assert_eq!(error.is_some(), r["input"] == name.as_str(), "{r}");
+    }
+}
+
+/// A one-signature directory: quick to compile in a debug build.
+fn tiny_signatures(dir: &Path) -> PathBuf {
+    let sigs = dir.join("sigs");
+    fs::create_dir_all(&sigs).expect("mkdir");
+    write(
+        &sigs,
+        "db.toml",
+        b"name = \"tiny\"\nversion = \"2026.12.0\"\nformat = 1\n",
+    );
+    write(
+        &sigs,
+        "pytorch.toml",
+        br#"[[signature]]
+id = "pytorch.cuda.oom"
+revision = 1
+title = "CUDA out of memory"
+role = "cause"
+severity = "fatal"
+category = "gpu-memory"
+tags = ["pytorch"]
+patterns = ['torch\.OutOfMemoryError: CUDA out of memory']
+remediation = "Use less memory."
+source = "pytorch: c10/cuda/CUDACachingAllocator.cpp"
+examples = ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]
+counterexamples = ["CUDA memory is fine"]
+"#,
+    );
+    sigs
+}
+
+fn db_compile(sigs: &Path, out: &OsStr) -> Output {
+    bin()
+        .args(["db", "compile"])
+        .arg(sigs)
+        .arg("-o")
+        .arg(out)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run")
+}
+
+#[test]
+fn db_compile_writes_safely_and_never_through_links_or_devices() {
+    let dir = tmp();
+    let sigs = tiny_signatures(dir.path());
+    let victim = write(dir.path(), "victim", b"precious");
+    // A symlink planted where the old code put its temporary file is never followed.
+    let out = dir.path().join("db.fl");
+    std::os::unix::fs::symlink(&victim, dir.path().join("db.fl.tmp")).expect("symlink");
+    let o = db_compile(&sigs, out.as_os_str());
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(fs::read(&victim).expect("victim"), b"precious");
+    let archive = fs::read(&out).expect("archive");
+    // Nothing left behind but the archive, the planted link and the inputs.
+    let mut names: Vec<String> = fs::read_dir(dir.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["db.fl", "db.fl.tmp", "sigs", "victim"]);
+    // A destination that is a symlink or a FIFO is refused, not replaced.
+    let link = dir.path().join("link.fl");
+    std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+    let fifo = dir.path().join("fifo.fl");
+    mkfifo(&fifo);
+    for (path, what) in [(&link, "a symlink"), (&fifo, "a device, FIFO or socket")] {
+        let o = db_compile(&sigs, path.as_os_str());
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("faultline: {}: is {what}", path.display())),
+            "{stderr}"
+        );
+        assert!(stderr.contains("-o -"), "{stderr}");
+    }
+    assert!(fs::symlink_metadata(&link)
+        .expect("link")
+        .file_type()
+        .is_symlink());
+    assert_eq!(fs::read(&victim).expect("victim"), b"precious");
+    // `-o -` writes the same archive to standard output, the account to stderr.
+    let o = db_compile(&sigs, OsStr::new("-"));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.stdout, archive);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("tiny 2026.12.0"));
+    assert!(!Path::new("-").exists());
+    // A full disk: an error, status 2.
+    let o = bin()
+        .args(["db", "compile"])
+        .arg(&sigs)
+        .args(["-o", "-"])
+        .stdout(File::create("/dev/full").expect("/dev/full"))
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
+}
+
+#[test]
+fn file_names_that_are_not_utf8_keep_their_bytes_in_input_raw() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tmp();
+    let name = |b: &[u8]| dir.path().join(OsStr::from_bytes(b));
+    let (ff, fe, slash) = (name(b"a\xff.log"), name(b"a\xfe.log"), name(b"b\\\xff.log"));
+    let ok = name(b"ok.log");
+    for p in [&ff, &fe, &slash, &ok] {
+        fs::write(p, format!("{OOM}\n")).expect("write");
+    }
+    let d = dir.path().display().to_string();
+    let (code, reports, _) = scan_json(&[], &[&ff, &fe, &slash, &ok], None);
+    assert_eq!(code, 0);
+    let raw: Vec<Option<&str>> = reports.iter().map(|r| r["input_raw"].as_str()).collect();
+    assert_eq!(
+        raw,
+        [
+            Some(format!("{d}/a\\xff.log").as_str()),
+            Some(format!("{d}/a\\xfe.log").as_str()),
+            Some(format!("{d}/b\\\\\\xff.log").as_str()),
+            None,
+        ]
+    );
+    // `input` stays the lossy path; a UTF-8 path has no `input_raw` key at all.
+    assert_eq!(reports[0]["input"], format!("{d}/a\u{fffd}.log"));
+    assert_eq!(reports[0]["input"], reports[1]["input"]);
+    assert!(reports[3].get("input_raw").is_none());
+    // Summaries name such inputs by their raw form: two files never merge into one name.
+    let out = bin()
+        .args(["scan", "--summary", "--format", "json"])
+        .args([&ff, &fe])
+        .output()
+        .expect("run");
+    let s: Value = serde_json::from_slice(&out.stdout).expect("summary json");
+    let row = &s["signatures"][0];
+    assert_eq!(row["first_input"], format!("{d}/a\\xfe.log"), "{s}");
+    assert_eq!(row["last_input"], format!("{d}/a\\xff.log"), "{s}");
+    // ... and so does `faultline summary` over the JSON lines.
+    let lines: String = reports.iter().map(|r| format!("{r}\n")).collect();
+    let jsonl = write(dir.path(), "shard.jsonl", lines.as_bytes());
+    let out = bin()
+        .args(["summary", "--format", "json"])
+        .arg(&jsonl)
+        .output()
+        .expect("run");
+    let s: Value = serde_json::from_slice(&out.stdout).expect("summary json");
+    assert_eq!(s["inputs"], 4, "{s}");
+    assert_eq!(
+        s["signatures"][0]["first_input"],
+        format!("{d}/a\\xfe.log"),
+        "{s}"
+    );
+    // A missing file with such a name is traced too.
+    let gone = name(b"gone\xff.log");
+    let (code, reports, _) = scan_json(&[], &[&gone], None);
+    assert_eq!(code, 2);
+    assert_eq!(reports[0]["input_raw"], format!("{d}/gone\\xff.log"));
 }

@@ -470,6 +470,7 @@ impl<'db> Analyzer<'db> {
         Report {
             schema_version: SCHEMA_VERSION,
             input: input.to_string(),
+            input_raw: None,
             database: DatabaseRef {
                 name: self.db.name().to_string(),
                 version: self.db.version().to_string(),
@@ -540,9 +541,12 @@ pub fn analyze_input(
     opts: AnalyzeOptions,
 ) -> Report {
     let name = input.path().display().to_string();
+    let raw = crate::report::raw_path(input.path());
     let mut analyzer = Analyzer::new(db, opts);
     let (stats, err) = input.scan(db, scan, &mut |hit| analyzer.push(&hit));
-    analyzer.finish(&name, &stats, err.map(|e| e.to_string()))
+    let mut report = analyzer.finish(&name, &stats, err.map(|e| e.to_string()));
+    report.input_raw = raw;
+    report
 }
 
 /// Opens `path` (`-` is standard input), scans and analyses it. An input that cannot be
@@ -555,11 +559,15 @@ pub fn analyze_path(
 ) -> Report {
     match crate::scan::open(path) {
         Ok(input) => analyze_input(db, input, scan, opts),
-        Err(e) => Analyzer::new(db, opts).finish(
-            &path.display().to_string(),
-            &ScanStats::default(),
-            Some(e.to_string()),
-        ),
+        Err(e) => {
+            let mut report = Analyzer::new(db, opts).finish(
+                &path.display().to_string(),
+                &ScanStats::default(),
+                Some(e.to_string()),
+            );
+            report.input_raw = crate::report::raw_path(path);
+            report
+        }
     }
 }
 

@@ -21,7 +21,7 @@
 //! takes about a millisecond for the full database (benches/load.rs). A pattern whose DFA would exceed the size limit stores
 //! only its source and is compiled to a regex the first time it must confirm a line.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -285,22 +285,11 @@ impl Database {
         Ok(out)
     }
 
-    /// Writes the database as an archive file (through a temporary file and a rename, so a
-    /// reader never sees half a file).
+    /// Writes the database as an archive file, through a fresh temporary file in the same
+    /// directory and a rename, so a reader never sees half a file (see [`replace_file`]).
     pub fn write_archive(&self, path: &Path, max_dfa_bytes: usize) -> Result<Archive> {
         let archive = self.to_archive(max_dfa_bytes)?;
-        let io = |source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mut tmp = path.as_os_str().to_owned();
-        tmp.push(".tmp");
-        let tmp = PathBuf::from(tmp);
-        std::fs::write(&tmp, &archive.bytes).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            io(e)
-        })?;
+        replace_file(path, &mut |file| file.write_all(&archive.bytes))?;
         Ok(archive)
     }
 
@@ -683,9 +672,129 @@ fn load(backing: Backing, path: &Path) -> Result<Database> {
     })
 }
 
+/// Replaces `path` with what `write` puts in a new file. The new file is created next to
+/// `path` exclusively (`O_EXCL`: a symlink or file planted under its name is never
+/// followed nor reused) under a name no other user can predict, flushed to disk, then
+/// renamed over `path`; on any failure it is removed and `path` is left as it was. A `path`
+/// that exists and is not a regular file (a symlink, a device, a FIFO, a directory) is
+/// refused rather than replaced.
+pub fn replace_file(
+    path: &Path,
+    write: &mut dyn FnMut(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<()> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if !m.file_type().is_file() => {
+            let what = if m.file_type().is_symlink() {
+                "a symlink"
+            } else if m.is_dir() {
+                "a directory"
+            } else {
+                "a device, FIFO or socket"
+            };
+            return Err(io(std::io::Error::other(format!(
+                "is {what}, not a regular file: not replaced (`-o -` writes to standard output)"
+            ))));
+        }
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(e)),
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| io(std::io::Error::other("not a file name")))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let (tmp, mut file) = create_temp(dir, name).map_err(io)?;
+    /// Removes the temporary file unless it was renamed into place.
+    struct Remove(Option<PathBuf>);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            if let Some(p) = self.0.take() {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+    let mut remove = Remove(Some(tmp.clone()));
+    write(&mut file)
+        .and_then(|()| file.sync_all())
+        .map_err(io)?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(io)?;
+    remove.0 = None;
+    Ok(())
+}
+
+/// Creates `.NAME.XXXXXXXXXXXXXXXX.tmp` in `dir` with `O_EXCL`, the X's from a keyed hash
+/// (std's per-process random SipHash keys) of the process id, the time and the attempt.
+fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> std::io::Result<(PathBuf, std::fs::File)> {
+    use std::hash::BuildHasher;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut last = None;
+    for attempt in 0..64u32 {
+        let salt = std::collections::hash_map::RandomState::new().hash_one((
+            std::process::id(),
+            now,
+            attempt,
+        ));
+        let mut file_name = std::ffi::OsString::from(".");
+        file_name.push(name);
+        file_name.push(format!(".{salt:016x}.tmp"));
+        let tmp = dir.join(file_name);
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no temporary file name left")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A write that fails part-way (a full disk) leaves neither a temporary file nor a
+    /// changed destination; a planted file under a temporary-looking name is not touched.
+    #[test]
+    fn a_failed_replace_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.fl");
+        std::fs::write(&path, b"old").unwrap();
+        std::fs::write(dir.path().join("out.fl.tmp"), b"planted").unwrap();
+        let err = replace_file(&path, &mut |f| {
+            f.write_all(b"partial")?;
+            Err(std::io::Error::from_raw_os_error(28))
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("out.fl"), "{err}");
+        assert!(err.to_string().contains("No space left on device"), "{err}");
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["out.fl", "out.fl.tmp"]);
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
+        assert_eq!(
+            std::fs::read(dir.path().join("out.fl.tmp")).unwrap(),
+            b"planted"
+        );
+        replace_file(&path, &mut |f| f.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
 
     /// A payload with one of everything, independent of anchor choice and DFA building.
     fn sample() -> Payload {

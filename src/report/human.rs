@@ -4,26 +4,49 @@
 use std::fmt::Write;
 
 use super::{Finding, FindingRole, Report};
+use crate::analyze::line::display_text;
+use crate::sanitize::terminal as safe;
 
 /// Longest text shown for one line; the rest is counted, not dropped silently.
 const SHOW_BYTES: usize = 600;
 
+/// A log line as shown: colour sequences dropped, what a terminal showed after the last lone
+/// carriage return first, then the part it hid (a match there is never hidden), every byte a
+/// terminal would obey escaped, each part cut at [`SHOW_BYTES`].
 fn shown(text: &str, truncated: bool) -> String {
-    let clean =
-        String::from_utf8_lossy(&crate::analyze::line::display_text(text.as_bytes())).into_owned();
-    let mut out = if clean.len() > SHOW_BYTES {
-        let mut cut = SHOW_BYTES;
-        while !clean.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        format!("{}… ({} more bytes)", &clean[..cut], clean.len() - cut)
-    } else {
-        clean
+    let (hidden, visible) = match text.rfind('\r') {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => ("", text),
     };
+    let mut out = cut(&String::from_utf8_lossy(&display_text(visible.as_bytes())));
+    if !hidden.trim().is_empty() {
+        // Colour sequences dropped frame by frame; the frames' carriage returns are kept
+        // (and shown escaped).
+        let frames: Vec<String> = hidden
+            .split('\r')
+            .map(|frame| String::from_utf8_lossy(&display_text(frame.as_bytes())).into_owned())
+            .collect();
+        out.push_str("  [before a carriage return, hidden on a terminal: ");
+        out.push_str(&cut(&frames.join("\r")));
+        out.push(']');
+    }
     if truncated {
         out.push_str(" [line cut at the line-length cap]");
     }
     out
+}
+
+/// `text` made safe for a terminal and cut at [`SHOW_BYTES`]; the rest is counted.
+fn cut(text: &str) -> String {
+    let clean = safe(text);
+    if clean.len() <= SHOW_BYTES {
+        return clean.into_owned();
+    }
+    let mut cut = SHOW_BYTES;
+    while !clean.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}… ({} more bytes)", &clean[..cut], clean.len() - cut)
 }
 
 fn n(v: u64) -> String {
@@ -41,11 +64,12 @@ fn n(v: u64) -> String {
 fn processes(f: &Finding) -> String {
     match f.processes.len() {
         0 => String::new(),
-        1 => format!(" · {}", f.processes[0]),
-        k if k <= 4 => format!(" · {}", f.processes.join(", ")),
+        1 => format!(" · {}", safe(&f.processes[0])),
+        k if k <= 4 => format!(" · {}", safe(&f.processes.join(", "))),
         k => format!(
             " · {}, {} … ({k} processes)",
-            f.processes[0], f.processes[1]
+            safe(&f.processes[0]),
+            safe(&f.processes[1])
         ),
     }
 }
@@ -64,12 +88,12 @@ fn occurrences(f: &Finding) -> String {
 }
 
 fn detailed(out: &mut String, label: &str, f: &Finding) {
-    let id = f.signature.as_deref().unwrap_or("unclassified");
-    let _ = writeln!(out, "{label}: {}  [{id}]", f.title);
+    let id = safe(f.signature.as_deref().unwrap_or("unclassified"));
+    let _ = writeln!(out, "{label}: {}  [{id}]", safe(&f.title));
     let _ = writeln!(out, "  {}{}", occurrences(f), processes(f));
     let _ = writeln!(out, "  > {}", shown(&f.text, f.text_truncated));
     if let Some(fix) = &f.remediation {
-        let _ = writeln!(out, "  Fix: {fix}");
+        let _ = writeln!(out, "  Fix: {}", safe(fix));
     }
     if let Some(tb) = &f.traceback {
         if tb.len() > 1 {
@@ -82,14 +106,14 @@ fn detailed(out: &mut String, label: &str, f: &Finding) {
 }
 
 fn brief(out: &mut String, f: &Finding) {
-    let id = f.signature.as_deref().unwrap_or("unclassified");
+    let id = safe(f.signature.as_deref().unwrap_or("unclassified"));
     let _ = writeln!(
         out,
         "  #{} {}{}  {}  [{id}]",
         f.rank,
         occurrences(f),
         processes(f),
-        f.title
+        safe(&f.title)
     );
 }
 
@@ -99,7 +123,7 @@ pub fn render_human(r: &Report, all: bool) -> String {
     let _ = writeln!(
         out,
         "{}: {} lines, {} bytes{} · database {} {} ({})",
-        r.input,
+        safe(&r.input),
         n(r.lines),
         n(r.bytes),
         if r.binary {
@@ -107,14 +131,15 @@ pub fn render_human(r: &Report, all: bool) -> String {
         } else {
             ""
         },
-        r.database.name,
-        r.database.version,
-        r.database.hash
+        safe(&r.database.name),
+        safe(&r.database.version),
+        safe(&r.database.hash)
     );
     if let Some(e) = &r.error {
         let _ = writeln!(
             out,
-            "ERROR: {e} (findings below come from the part read before it)"
+            "ERROR: {} (findings below come from the part read before it)",
+            safe(e)
         );
     }
     let causes: Vec<&Finding> = r
@@ -218,11 +243,14 @@ pub fn render_human(r: &Report, all: bool) -> String {
                 "  line {}  {:<12} {}{}{}",
                 n(m.line),
                 m.role.as_str(),
-                m.signature.as_deref().unwrap_or("(no signature)"),
+                safe(m.signature.as_deref().unwrap_or("(no signature)")),
                 if m.outranked.is_empty() {
                     String::new()
                 } else {
-                    format!(" (outranked by priority: {})", m.outranked.join(", "))
+                    format!(
+                        " (outranked by priority: {})",
+                        safe(&m.outranked.join(", "))
+                    )
                 },
                 m.finding
                     .map(|k| format!(" → finding #{k}"))
@@ -231,7 +259,7 @@ pub fn render_human(r: &Report, all: bool) -> String {
         }
         let _ = writeln!(out);
         for f in &r.findings {
-            let _ = writeln!(out, "  #{} {}: {}", f.rank, f.role.as_str(), f.why);
+            let _ = writeln!(out, "  #{} {}: {}", f.rank, f.role.as_str(), safe(&f.why));
         }
     }
     let _ = writeln!(
@@ -246,4 +274,119 @@ pub fn render_human(r: &Report, all: bool) -> String {
         n(c.unmatched_error_lines)
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analyze::{analyze_input, AnalyzeOptions};
+    use crate::scan::{Input, ScanOptions};
+    use crate::Database;
+    use std::path::Path;
+
+    fn render(path: &str, log: &[u8]) -> (Report, String) {
+        let input = Input::from_bytes(Path::new(path), log.to_vec());
+        let opts = ScanOptions::default();
+        let r = analyze_input(
+            Database::embedded(),
+            input,
+            &opts,
+            AnalyzeOptions { all: true },
+        );
+        let text = render_human(&r, true);
+        (r, text)
+    }
+
+    /// Nothing a terminal obeys is left: no control character but TAB and newline, no DEL,
+    /// no C1 control, no bidi override or isolate.
+    fn assert_inert(text: &str) {
+        for c in text.chars() {
+            assert!(
+                !(matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+                    || c.is_control() && c != '\n' && c != '\t'),
+                "{c:?} in {text}"
+            );
+        }
+    }
+
+    #[test]
+    fn log_text_captures_and_process_tags_cannot_drive_the_terminal() {
+        let log = "(Worker\u{1b}]0;pwned\u{7}_TP0 pid=1) ERROR 12-29 15:21:11 [x.py:1] \
+            ValueError: No valid attention backend found for cuda\u{1b}[2J with \
+            AttentionSelectorConfig(head_size=576). Reasons: {\u{1b}P$q\"p\u{1b}\\ A\u{8}\u{8}B \
+            \u{9b}31m C\u{202e}evil\u{2066} D\u{7f}}.\n";
+        let (r, text) = render("x.log", log.as_bytes());
+        assert_inert(&text);
+        let f = r.root_cause().expect("a cause");
+        // The quoted line, the Fix (a capture inside it) and the process tag, all escaped.
+        // Colour/cursor (CSI) sequences are dropped from the quoted line, as before.
+        assert!(text.contains("found for cuda with"), "{text}");
+        assert!(
+            text.contains("Fix: Read the per-backend reasons ({\\x1bP$q\"p\\x1b\\"),
+            "{text}"
+        );
+        assert!(
+            text.contains("A\\x08\\x08B \\u{9b}31m C\\u{202e}evil\\u{2066} D\\x7f"),
+            "{text}"
+        );
+        assert!(
+            text.contains("(Worker\\x1b]0;pwned\\x07_TP0 pid=1)"),
+            "{text}"
+        );
+        // Process tags (here set by hand: the prefix parser takes no control characters).
+        let mut tagged = r.clone();
+        tagged.findings[0].processes = vec!["rank\u{1b}[2J0".into(), "rank\u{202e}1".into()];
+        let text = render_human(&tagged, false);
+        assert_inert(&text);
+        assert!(text.contains(" · rank\\x1b[2J0, rank\\u{202e}1"), "{text}");
+        // JSON keeps the exact text.
+        assert!(f.text.contains("\u{1b}[2J") && f.text.contains('\u{202e}'));
+        let json = r.to_json_line();
+        let back: Report = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.findings[0].text, f.text);
+        assert_eq!(back.findings[0].processes, f.processes);
+    }
+
+    #[test]
+    fn a_file_name_cannot_forge_a_report_line() {
+        let log = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+        let (_, text) = render(
+            "a.log\nROOT CAUSE: all is well  [forged]\r\u{1b}[1A",
+            log.as_bytes(),
+        );
+        assert_inert(&text);
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with("ROOT CAUSE")).count(),
+            1,
+            "{text}"
+        );
+        assert!(
+            text.starts_with("a.log\\x0aROOT CAUSE: all is well  [forged]\\x0d\\x1b[1A: "),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_error_before_a_lone_carriage_return_is_shown() {
+        let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.";
+        let log = format!("{oom}\rLoading 100%|##########|\n");
+        let (r, text) = render("x.log", log.as_bytes());
+        assert_eq!(
+            r.root_cause().expect("a cause").signature.as_deref(),
+            Some("pytorch.cuda.oom")
+        );
+        let quoted = text
+            .lines()
+            .find(|l| l.starts_with("  > "))
+            .expect("quoted line");
+        assert_eq!(
+            quoted,
+            format!(
+                "  > Loading 100%|##########|  [before a carriage return, hidden on a terminal: {oom}]"
+            )
+        );
+        // Progress-bar frames before the last one are kept, their carriage returns escaped.
+        let (_, text) = render("y.log", b"10%\r\x1b[32m20%\x1b[0m\rdone\r\n");
+        assert_inert(&text);
+    }
 }

@@ -108,7 +108,13 @@ pub struct Counts {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub schema_version: u32,
+    /// The path (lossy UTF-8: U+FFFD for a byte that is not UTF-8), or `-` for stdin.
     pub input: String,
+    /// Only for a path that is not UTF-8: the path with each byte that is not UTF-8 written
+    /// `\xNN` and each backslash `\\` ([`raw_path`]), so that two such paths never look
+    /// the same.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub input_raw: Option<String>,
     pub database: DatabaseRef,
     /// A one-line error message if the input could not be read to its end.
     pub error: Option<String>,
@@ -122,7 +128,37 @@ pub struct Report {
     pub matches: Option<Vec<MatchedLine>>,
 }
 
+/// For a path that is not valid UTF-8, its exact bytes as text: valid UTF-8 kept, a backslash
+/// written `\\`, each other byte `\xNN` (`a\xff.log`). `None` for a UTF-8 path, whose
+/// `input` is already exact.
+pub fn raw_path(path: &std::path::Path) -> Option<String> {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    if std::str::from_utf8(bytes).is_ok() {
+        return None;
+    }
+    let mut out = String::with_capacity(bytes.len() + 8);
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if c == '\\' {
+                out.push_str("\\\\");
+            } else {
+                out.push(c);
+            }
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    Some(out)
+}
+
 impl Report {
+    /// The name that traces the report back to its file: `input_raw` when the path is not
+    /// UTF-8, else `input`.
+    pub fn input_name(&self) -> &str {
+        self.input_raw.as_deref().unwrap_or(&self.input)
+    }
+
     /// Whether the input was diagnosed: a cause or an unclassified finding exists.
     pub fn diagnosed(&self) -> bool {
         self.findings

@@ -12,12 +12,16 @@ use rayon::prelude::*;
 
 use crate::compile::{Cursor, Database, LineMatch, Scratch};
 
-pub use input::{open, Input, InputKind};
+pub use input::{decode, open, Input, InputKind};
+
+/// Most worker threads a scan uses (`-j` takes 1..=MAX_THREADS); larger values are clamped.
+pub const MAX_THREADS: usize = 1024;
 
 /// How a scan runs.
 #[derive(Clone, Debug)]
 pub struct ScanOptions {
-    /// Worker threads for one large buffer; 1 scans on the calling thread.
+    /// Worker threads for one large buffer; 1 scans on the calling thread. Clamped to
+    /// `1..=MAX_THREADS`.
     pub threads: usize,
     /// Bytes read per block from a stream.
     pub block_size: usize,
@@ -169,7 +173,7 @@ pub(crate) fn scan_slice_releasing(
     sink: &mut dyn FnMut(Hit),
     release: Option<Release<'_>>,
 ) -> ScanStats {
-    let threads = opts.threads.max(1);
+    let threads = opts.threads.clamp(1, MAX_THREADS);
     // Many chunks per thread, so that the threads finish close together.
     let chunk = (buf.len() / (threads * 32)).max(opts.min_chunk.max(1));
     // NUL anywhere counts (as in a stream scan), looked for chunk by chunk on the workers.
@@ -557,6 +561,16 @@ mod tests {
         });
         for (hits, s) in &inner {
             assert_eq!((hits, s), (&base, &stats));
+        }
+        // Any thread count is clamped to 1..=MAX_THREADS, without overflow.
+        for threads in [0, usize::MAX] {
+            let opts = ScanOptions {
+                threads,
+                min_chunk: 10_000,
+                ..ScanOptions::default()
+            };
+            let (hits, s) = hits_of(|sink| scan_slice(db, &buf, &opts, sink));
+            assert_eq!((&hits, &s), (&base, &stats), "threads {threads}");
         }
         for block in [4096, 65_537] {
             let opts = ScanOptions {

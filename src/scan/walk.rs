@@ -163,6 +163,11 @@ fn special(_: &std::fs::FileType) -> Option<&'static str> {
 pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
     let globs = Filter::new(&opts.globs, "--glob")?;
     let excludes = Filter::new(&opts.excludes, "--exclude")?;
+    if paths.iter().filter(|p| *p == Path::new("-")).count() > 1 {
+        return Err(Error::Usage(
+            "standard input (`-`) is named more than once: it can be read only once".into(),
+        ));
+    }
     let mut out = Vec::new();
     for root in paths {
         if root == Path::new("-") || !root.is_dir() {
@@ -174,6 +179,7 @@ pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
         }
         walk_dir(root, opts.follow, &globs, &excludes, &mut out);
     }
+    scan_once(&mut out);
     if let Some(shard) = opts.shard {
         // Standard input, skipped entries and walk errors are reported by shard 1 only.
         out.retain(|e| match e {
@@ -182,6 +188,44 @@ pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
         });
     }
     Ok(out)
+}
+
+/// Keeps one entry per file: a file reached twice (named twice, through a link, or both named
+/// and found in a directory) would be scanned twice, and a FIFO named twice would split one
+/// stream between two reports. Later names of the same device and inode become skipped
+/// entries naming the first.
+fn scan_once(entries: &mut [Entry]) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let mut seen = std::collections::HashMap::new();
+        for e in entries.iter_mut() {
+            let Entry::Input { path, .. } = e else {
+                continue;
+            };
+            if path == Path::new("-") {
+                continue;
+            }
+            let Ok(meta) = std::fs::metadata(&*path) else {
+                continue;
+            };
+            match seen.entry((meta.dev(), meta.ino())) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(path.clone());
+                }
+                std::collections::hash_map::Entry::Occupied(first) => {
+                    let reason =
+                        format!("the same file as {} (scanned once)", first.get().display());
+                    *e = Entry::Skipped {
+                        path: std::mem::take(path),
+                        reason,
+                    };
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = entries;
 }
 
 fn walk_dir(root: &Path, follow: bool, globs: &Filter, excludes: &Filter, out: &mut Vec<Entry>) {
@@ -276,6 +320,50 @@ mod tests {
             std::fs::write(p, "x\n").unwrap();
         }
         dir
+    }
+
+    #[test]
+    fn a_file_named_twice_is_scanned_once_and_stdin_only_once() {
+        let dir = tree();
+        let b = dir.path().join("b.log");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&b, dir.path().join("link.log")).unwrap();
+        let paths = vec![
+            b.clone(),
+            dir.path().join("sub"),
+            b.clone(),
+            dir.path().join("link.log"),
+            dir.path().to_path_buf(),
+        ];
+        let all = walk(&paths, &WalkOptions::default()).unwrap();
+        let scanned: Vec<&Path> = all
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Input { path, .. } => Some(path.as_path()),
+                _ => None,
+            })
+            .collect();
+        // b.log once, sub/ once, then the rest of the tree that was not seen yet.
+        let files: Vec<String> = scanned.iter().map(|p| relative_of(p, dir.path())).collect();
+        assert_eq!(
+            files,
+            ["b.log", "sub/c.log", "sub/d.txt", "a.log.gz", "skip/e.log"]
+        );
+        let notes: Vec<&str> = all
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Skipped { reason, .. } => Some(reason.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            notes.iter().all(|r| r.contains("the same file as")),
+            "{notes:?}"
+        );
+        assert!(notes.len() >= 4, "{notes:?}");
+        let twice = vec![PathBuf::from("-"), b, PathBuf::from("-")];
+        let err = walk(&twice, &WalkOptions::default()).unwrap_err();
+        assert!(matches!(err, Error::Usage(_)), "{err}");
     }
 
     #[test]

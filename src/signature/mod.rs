@@ -135,19 +135,35 @@ pub struct SignatureSet {
     pub info: DbInfo,
     pub signatures: Vec<Signature>,
     pub files: Vec<SourceFile>,
+    /// Per file, the byte offsets where its lines start (built at the first `locate`), so
+    /// locating every signature of a set costs a binary search each, not a rescan.
+    line_starts: std::sync::OnceLock<Vec<Vec<usize>>>,
 }
 
 impl SignatureSet {
     /// The `file:line:column` of a span.
     pub fn locate(&self, span: &Span) -> crate::error::Location {
         let file = &self.files[span.file];
-        load::location(&file.path, &file.text, span.start)
+        let index = self.line_starts.get_or_init(|| {
+            self.files
+                .iter()
+                .map(|f| load::line_starts(&f.text))
+                .collect()
+        });
+        match index.get(span.file) {
+            // The index is of the files as they were: one changed since is located afresh.
+            Some(starts) if starts.last().is_some_and(|&s| s <= file.text.len()) => {
+                load::location_in(&file.path, &file.text, starts, span.start)
+            }
+            _ => load::location(&file.path, &file.text, span.start),
+        }
     }
 
     /// Merges another set into this one (for `--add-signatures`), keeping this set's header.
     pub fn extend(&mut self, other: SignatureSet) -> crate::Result<()> {
         let offset = self.files.len();
         self.files.extend(other.files);
+        self.line_starts = std::sync::OnceLock::new();
         for mut sig in other.signatures {
             sig.span.file += offset;
             for l in sig
