@@ -90,6 +90,10 @@ struct ScanArgs {
     /// Longest line a stream keeps whole; longer lines are scanned in windows and cut.
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
     max_line_bytes: usize,
+    /// Most findings per report (0: no limit); past it the lowest-ranked are left out and
+    /// counted in `findings_omitted`, never a fatal cause for a lower finding.
+    #[arg(long, value_name = "N", default_value_t = faultline::analyze::DEFAULT_MAX_FINDINGS)]
+    max_findings: usize,
     /// In directories, scan only files matching GLOB (repeatable; without `/` it matches the
     /// file name, with `/` the path below the directory).
     #[arg(long, value_name = "GLOB")]
@@ -376,7 +380,10 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     db,
                     path,
                     &opts,
-                    AnalyzeOptions { all: args.all },
+                    AnalyzeOptions {
+                        all: args.all,
+                        max_findings: args.max_findings,
+                    },
                 )),
                 Entry::Skipped { .. } => None,
                 Entry::Failed(e) => Some(failed_report(db, e)),

@@ -3,8 +3,10 @@
 //! inputs that failed. Built from reports or from the JSON lines of `scan --format json`, in
 //! any order and any split (shards), with the same result: inputs are sorted by path first.
 //!
-//! Every input is exactly one of: diagnosed (a root cause, even if reading stopped early),
-//! undiagnosed (read to its end, no root cause), failed (an error and no root cause). So
+//! Every input is exactly one of: diagnosed (read to its end, a root cause: a fatal cause or
+//! unclassified finding), undiagnosed (read to its end, no root cause), failed (an error, or
+//! it ended early: a read error after some data, or the end inside a traceback; whatever was
+//! found before the cut is a guess). So
 //! `sum(first_findings) == diagnosed` and `diagnosed + undiagnosed + failed == inputs`.
 //!
 //! ```
@@ -100,6 +102,10 @@ struct SlimReport {
     #[serde(default)]
     lines: u64,
     findings: Vec<SlimFinding>,
+    /// Cut off (a read error after some data, or the end inside a traceback): counted as
+    /// failed, whatever was found before the cut.
+    #[serde(default)]
+    ended_early: bool,
 }
 
 #[derive(Deserialize)]
@@ -112,6 +118,8 @@ struct SlimFinding {
     category: String,
     #[serde(default)]
     count: u64,
+    #[serde(default)]
+    survivable: bool,
 }
 
 impl From<&Report> for SlimReport {
@@ -124,6 +132,7 @@ impl From<&Report> for SlimReport {
             binary: r.binary,
             bytes: r.bytes,
             lines: r.lines,
+            ended_early: r.ended_early,
             findings: r
                 .findings
                 .iter()
@@ -133,6 +142,7 @@ impl From<&Report> for SlimReport {
                     title: f.title.clone(),
                     category: f.category.clone(),
                     count: f.count,
+                    survivable: f.survivable,
                 })
                 .collect(),
         }
@@ -221,7 +231,11 @@ impl SummaryBuilder {
             let root = r
                 .findings
                 .first()
-                .filter(|f| matches!(f.role, FindingRole::Cause | FindingRole::Unclassified));
+                .filter(|f| {
+                    matches!(f.role, FindingRole::Cause | FindingRole::Unclassified)
+                        && !f.survivable
+                })
+                .filter(|_| !r.ended_early);
             let mut seen: Vec<String> = Vec::new();
             for f in &r.findings {
                 let k = key(f);
@@ -253,7 +267,7 @@ impl SummaryBuilder {
                         row.first_findings += 1;
                     }
                 }
-                None if r.error.is_some() => s.failed += 1,
+                None if r.error.is_some() || r.ended_early => s.failed += 1,
                 None => s.undiagnosed.push(r.input.clone()),
             }
             if let Some(e) = &r.error {
@@ -475,6 +489,20 @@ mod tests {
             ),
             line("f.log", None, &[]),
         ]
+    }
+
+    #[test]
+    fn inputs_that_ended_early_count_as_failed_not_diagnosed() {
+        let cut = r#"{"input":"a.log","error":"a.log: unexpected end of gzip stream at byte 100","bytes":100,"lines":2,"ended_early":true,"findings":[{"signature":null,"role":"unclassified","title":"x","category":"unclassified","count":1,"tentative":true}]}"#;
+        let inside = r#"{"input":"b.log","error":null,"bytes":100,"lines":2,"ended_early":true,"findings":[{"signature":null,"role":"unclassified","title":"x","category":"unclassified","count":1,"survivable":true}]}"#;
+        let survived = r#"{"input":"c.log","error":null,"bytes":100,"lines":2,"findings":[{"signature":"x.y","role":"cause","title":"x","category":"c","count":1,"survivable":true}]}"#;
+        let mut b = Summary::builder();
+        b.add_json_lines("s.jsonl", &format!("{cut}\n{inside}\n{survived}\n"))
+            .unwrap();
+        let s = b.finish();
+        assert_eq!((s.inputs, s.diagnosed, s.failed), (3, 0, 2));
+        assert_eq!(s.undiagnosed, ["c.log"]);
+        assert!(!s.errors[0].diagnosed);
     }
 
     #[test]

@@ -489,7 +489,7 @@ fn a_pattern_over_the_dfa_limit_is_named_by_db_check_and_still_matches() {
     std::fs::write(
         dir.path().join("t.toml"),
         format!(
-            "[[signature]]\nid = \"test.dfa.blowup\"\nrevision = 1\ntitle = \"t\"\nrole = \"cause\"\nseverity = \"error\"\ncategory = \"c\"\npatterns = ['boom [ab]*a[ab]{{16}} end']\nremediation = \"r\"\nsource = \"s\"\nexamples = ['{example}']\ncounterexamples = ['boom b end']\n"
+            "[[signature]]\nid = \"test.dfa.blowup\"\nrevision = 1\ntitle = \"t\"\nrole = \"cause\"\nseverity = \"fatal\"\ncategory = \"c\"\npatterns = ['boom [ab]*a[ab]{{16}} end']\nremediation = \"r\"\nsource = \"s\"\nexamples = ['{example}']\ncounterexamples = ['boom b end']\n"
         ),
     )
     .unwrap();

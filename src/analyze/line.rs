@@ -23,6 +23,8 @@ pub struct LineInfo {
     pub level: Option<Level>,
     /// Milliseconds since the start of the year (years are ignored: many formats omit them).
     pub timestamp: Option<i64>,
+    /// The timestamp as the line prints it, e.g. `02-20 21:35:48` or `2025-01-01T12:00:00.5Z`.
+    pub timestamp_text: Option<String>,
     /// The source location the logger printed, e.g. `core.py:708`.
     pub source: Option<String>,
     /// The message: the line after its prefixes, ANSI codes and progress-bar rewrites.
@@ -77,7 +79,7 @@ const RULES: &[(Rule, &str)] = &[
     (Rule::Rank, r"\[((?:rank|default)[0-9]+)\]:\s?"),
     (
         Rule::Vllm,
-        r"(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+\[([^\]]+)\]\s*",
+        r"(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+\[([^\]]+)\]\s?",
     ),
     (
         Rule::Sglang,
@@ -89,11 +91,11 @@ const RULES: &[(Rule, &str)] = &[
     ),
     (
         Rule::Iso,
-        r"\[?[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:Z|[+-][0-9]{2}:?[0-9]{2})?\]?\s+",
+        r"\[?[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:Z|[+-][0-9]{2}:?[0-9]{2})?\]?\s{1,2}",
     ),
     (
         Rule::Glog,
-        r"\[?([IWEF])([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+(?:[0-9]+\s+)?([^\]\s]+)\]\s*",
+        r"\[?([IWEF])([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+(?:[0-9]+\s+)?([^\]\s]+)\]\s?",
     ),
     (
         Rule::Level,
@@ -203,6 +205,20 @@ fn apply(
     info: &mut LineInfo,
 ) {
     let g = |i: usize| -> &[u8] { caps.get_group(i).map_or(&[][..], |s| &text[s.start..s.end]) };
+    // The printed timestamp: from its first group (or the year before it) to its last.
+    let stamp = |first: usize, last: usize, year: bool| -> Option<String> {
+        let start = caps.get_group(first)?.start;
+        let end = (first..=last)
+            .filter_map(|i| caps.get_group(i))
+            .map(|s| s.end)
+            .max()?;
+        let start = if year && start >= 5 { start - 5 } else { start };
+        let mut end = end;
+        if matches!(text.get(end), Some(b'Z')) {
+            end += 1;
+        }
+        Some(String::from_utf8_lossy(&text[start..end]).into_owned())
+    };
     let s = |i: usize| String::from_utf8_lossy(g(i)).into_owned();
     match rule {
         Rule::Compose | Rule::Paren | Rule::Rank | Rule::Task => {
@@ -213,10 +229,12 @@ fn apply(
         Rule::Vllm => {
             info.level = level_of(g(1)).or(info.level);
             info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));
+            info.timestamp_text = stamp(2, 7, false);
             info.source = Some(s(8));
         }
         Rule::Sglang => {
             info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
+            info.timestamp_text = stamp(1, 6, true);
             let tag = s(7).trim().to_string();
             if !tag.is_empty() {
                 info.process.get_or_insert(tag);
@@ -224,14 +242,17 @@ fn apply(
         }
         Rule::PyLogging => {
             info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
+            info.timestamp_text = stamp(1, 6, true);
             info.level = level_of(g(8)).or(info.level);
         }
         Rule::Iso => {
             info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
+            info.timestamp_text = stamp(1, 6, true);
         }
         Rule::Glog => {
             info.level = level_of(g(1)).or(info.level);
             info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));
+            info.timestamp_text = stamp(2, 7, false);
             info.source = Some(s(8));
         }
         Rule::Level => {
@@ -470,6 +491,25 @@ mod tests {
         let i = parse(b"Loading 10%\rLoading 50%\r\x1b[31mERROR\x1b[0m boom");
         assert_eq!(i.level, Some(Level::Error));
         assert_eq!(i.message, "boom");
+    }
+
+    #[test]
+    fn timestamps_as_printed_and_indentation_kept() {
+        let i =
+            parse(b"(A pid=1) ERROR 02-20 21:35:48 [core.py:708]   File \"x.py\", line 1, in f");
+        assert_eq!(i.timestamp_text.as_deref(), Some("02-20 21:35:48"));
+        assert_eq!(i.message, "  File \"x.py\", line 1, in f");
+        let i = parse(b"2024-09-18T09:23:46.627404Z  INFO text_generation_launcher: Args {");
+        assert_eq!(
+            i.timestamp_text.as_deref(),
+            Some("2024-09-18T09:23:46.627404Z")
+        );
+        assert_eq!(i.level, Some(Level::Info));
+        let i = parse(b"[2025-01-01 12:00:00 TP0] boom");
+        assert_eq!(i.timestamp_text.as_deref(), Some("2025-01-01 12:00:00"));
+        let i = parse(b"[W1031 15:15:48.123 ProcessGroupNCCL.cpp:1538] x");
+        assert_eq!(i.timestamp_text.as_deref(), Some("1031 15:15:48.123"));
+        assert_eq!(parse(b"no stamp").timestamp_text, None);
     }
 
     #[test]

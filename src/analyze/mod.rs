@@ -1,29 +1,38 @@
 //! From hits to a diagnosis: parse each hit line's prefixes, rebuild Python tracebacks per
-//! process (chains included), fold the same message from many ranks into one finding, and
-//! rank cause above unclassified above symptom above noise.
+//! process (chains included), recognise runs, fold the same message from many ranks into one
+//! finding as the hits arrive, decide which failures are fatal and which were survived, and
+//! rank them.
 //!
 //! The ranking rules, in order:
-//! 1. Role: cause, then unclassified, then symptom, then noise. A noise signature never
-//!    becomes a cause; a warning can be a cause when its signature says so.
-//! 2. Within a role, an exception that is the innermost of its chain (or no exception at
-//!    all) before a wrapper exception of a chain.
-//! 3. Then the earliest failure: by timestamp when every finding of the role has one, else
-//!    by position in the input.
+//! 1. The failures (fatal causes and fatal unclassified findings) of the last run that
+//!    failed, then those of earlier runs, latest run first.
+//! 2. Tier: fatal cause > fatal unclassified > survivable cause > survivable unclassified >
+//!    symptom > noise. Among fatal unclassified findings: the end of a traceback, then a
+//!    stand-in error line, then a terminal line (`Killed`, `exited with code 1`).
+//! 3. The innermost exception of a chain (or no exception at all) before a wrapper.
+//! 4. The earliest: by timestamp when every finding of the tier has one, else by position.
 //!
-//! Unclassified findings come from the innermost exception of a failing traceback that no
-//! signature knows, or, when there is none and no cause, from the first ERROR-level line.
+//! A failure is fatal when its signature is not survivable, or when it ended its process (a
+//! terminal marker follows it, or its process printed nothing more); an unclassified
+//! exception is survivable when its process went on (a later log line of the same process,
+//! INFO or WARNING, that is not a shutdown message). A terminal marker (death by signal, a
+//! non-zero exit, a Go/Rust/C++/Java crash, a compiler or build failure) makes a log failed
+//! on its own; ERROR-level lines never do, but in a failed log with no known cause the first
+//! of them stands in for it. A fatal symptom with no fatal cause or unclassified finding
+//! becomes a fatal unclassified finding ("the log shows only its symptoms").
 
 pub mod line;
 mod traceback;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::compile::{interpolate, Database, Marker};
 use crate::report::{
-    Counts, DatabaseRef, Finding, FindingRole, MatchedLine, Report, SCHEMA_VERSION,
+    Counts, DatabaseRef, Finding, FindingRole, MatchedLine, Report, MAX_PROCESSES_LISTED,
+    SCHEMA_VERSION,
 };
 use crate::scan::{Hit, ScanStats};
-use crate::signature::Role;
+use crate::signature::{Role, Severity};
 
 use traceback::{Event, Tracebacks};
 
@@ -42,16 +51,125 @@ fn key_prefix(message: &str) -> &str {
 /// Marks a matched line that folded into no finding.
 const NO_FINDING: usize = usize::MAX;
 
+/// How far back a process's timestamp must step for a new run to start (5 minutes).
+const RUN_STEP_BACK_MS: i64 = 5 * 60 * 1000;
+
+/// Processes whose last timestamp is remembered for run boundaries.
+const MAX_TIMED_PROCESSES: usize = 4096;
+
+/// The default of `--max-findings`.
+pub const DEFAULT_MAX_FINDINGS: usize = 1000;
+
 /// What the analysis keeps beyond the findings.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct AnalyzeOptions {
-    /// Keep every matched line for `--all`.
+    /// Keep every matched line for `--all` (this list grows with the matches).
     pub all: bool,
+    /// Most findings kept; past it the lowest-ranked go first, never a fatal cause or fatal
+    /// unclassified finding for a lower one (0 = no limit).
+    pub max_findings: usize,
+}
+
+impl Default for AnalyzeOptions {
+    fn default() -> Self {
+        AnalyzeOptions {
+            all: false,
+            max_findings: DEFAULT_MAX_FINDINGS,
+        }
+    }
+}
+
+/// Distinct values counted in bounded memory: exact up to [`Distinct::EXACT`] values, then a
+/// HyperLogLog estimate (4096 registers, about 1.6% standard error).
+#[derive(Clone, Default)]
+struct Distinct {
+    exact: HashSet<u64>,
+    registers: Option<Box<[u8]>>,
+}
+
+impl Distinct {
+    const EXACT: usize = 1024;
+    const BITS: u32 = 12;
+
+    fn hash(text: &str) -> u64 {
+        xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+    }
+
+    /// Counts `h`; says whether it was new (always `true` once estimating).
+    fn insert(&mut self, h: u64) -> bool {
+        if let Some(r) = &mut self.registers {
+            Self::register(r, h);
+            return true;
+        }
+        let new = self.exact.insert(h);
+        if self.exact.len() > Self::EXACT {
+            let mut r = vec![0u8; 1 << Self::BITS].into_boxed_slice();
+            for &v in &self.exact {
+                Self::register(&mut r, v);
+            }
+            self.exact = HashSet::new();
+            self.registers = Some(r);
+        }
+        new
+    }
+
+    fn register(r: &mut [u8], h: u64) {
+        let idx = (h >> (64 - Self::BITS)) as usize;
+        let rest = (h << Self::BITS) | (1 << (Self::BITS - 1));
+        let rank = rest.leading_zeros() as u8 + 1;
+        if r[idx] < rank {
+            r[idx] = rank;
+        }
+    }
+
+    fn count(&self) -> u64 {
+        let Some(r) = &self.registers else {
+            return self.exact.len() as u64;
+        };
+        let m = r.len() as f64;
+        let sum: f64 = r.iter().map(|&x| 2f64.powi(-i32::from(x))).sum();
+        let alpha = 0.7213 / (1.0 + 1.079 / m);
+        let mut e = alpha * m * m / sum;
+        let zeros = r.iter().filter(|&&x| x == 0).count();
+        if e <= 2.5 * m && zeros > 0 {
+            e = m * (m / zeros as f64).ln();
+        }
+        e.round() as u64
+    }
+}
+
+/// Where an unclassified finding came from; orders fatal unclassified findings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Source {
+    /// A signature matched (causes, symptoms, noise).
+    Signature,
+    /// The end of a traceback no signature knows.
+    TracebackEnd,
+    /// A fatal symptom standing in for an unknown cause.
+    OnlySymptoms,
+    /// An ERROR-level or exception line standing in for the cause of a failed log.
+    Level,
+    /// A traceback cut off by the end of the input.
+    CutTraceback,
+    /// A terminal line (`Killed`, `exited with code 1`) no signature knows.
+    Terminal,
+}
+
+/// Whether a failure ended its process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Fate {
+    /// Not known yet: the next line of its process decides.
+    Pending,
+    /// Its process went on.
+    WentOn,
+    /// A terminal marker followed, or its process printed nothing more.
+    Ended,
 }
 
 struct Group {
     signature: Option<u32>,
     role: FindingRole,
+    source: Source,
     title: String,
     severity: String,
     category: String,
@@ -62,12 +180,18 @@ struct Group {
     text_truncated: bool,
     count: u64,
     processes: Vec<String>,
+    process_set: Distinct,
     timestamp: Option<i64>,
+    timestamp_text: Option<String>,
     captures: Vec<(String, String)>,
     traceback: Option<Vec<String>>,
     /// The position of the first occurrence in its exception chain (0 = innermost).
     chain_pos: Option<u32>,
     is_exception: bool,
+    /// The signature's survivable value (unclassified: `true` until its fate says otherwise).
+    survivable_sig: bool,
+    fate: Fate,
+    run: u32,
 }
 
 impl Group {
@@ -76,11 +200,67 @@ impl Group {
         self.count += 1;
         self.last_line = line;
         if let Some(p) = process {
-            if !self.processes.contains(p) {
+            if self.process_set.insert(Distinct::hash(p))
+                && self.processes.len() < MAX_PROCESSES_LISTED
+                && !self.processes.contains(p)
+            {
                 self.processes.push(p.clone());
             }
         }
     }
+
+    /// Whether the failure is fatal: a fatal tier (see the module's ranking rules).
+    fn fatal(&self) -> bool {
+        match self.role {
+            FindingRole::Cause | FindingRole::Unclassified => {
+                !self.survivable_sig || self.fate == Fate::Ended
+            }
+            _ => false,
+        }
+    }
+
+    /// The tier, 0 (fatal cause) to 5 (noise).
+    fn tier(&self) -> u8 {
+        match (self.role, self.fatal()) {
+            (FindingRole::Cause, true) => 0,
+            (FindingRole::Unclassified, true) => 1,
+            (FindingRole::Cause, false) => 2,
+            (FindingRole::Unclassified, false) => 3,
+            (FindingRole::Symptom, _) => 4,
+            (FindingRole::Noise, _) => 5,
+        }
+    }
+
+    /// The rank key; `by_time` when every finding of the tier has a timestamp.
+    fn key(&self, by_time: bool) -> (u8, std::cmp::Reverse<u32>, u8, Source, bool, i64, u64) {
+        let tier = self.tier();
+        let failing = tier <= 1;
+        let wrapper = self.chain_pos.is_some_and(|p| p > 0);
+        let time = if by_time {
+            self.timestamp.unwrap_or(0)
+        } else {
+            0
+        };
+        (
+            u8::from(!failing),
+            std::cmp::Reverse(if failing { self.run } else { 0 }),
+            tier,
+            if tier == 1 {
+                self.source
+            } else {
+                Source::Signature
+            },
+            wrapper,
+            time,
+            self.line,
+        )
+    }
+}
+
+/// A line that could stand in for the cause of a failed log.
+struct Candidates {
+    exception: Option<Group>,
+    error: Option<Group>,
 }
 
 /// Consumes hits in input order and produces a [`Report`].
@@ -88,15 +268,34 @@ pub struct Analyzer<'db> {
     db: &'db Database,
     opts: AnalyzeOptions,
     groups: Vec<Group>,
-    /// Groups by signature (or none) and masked message; noise groups are in `noise_group`.
-    index: HashMap<(Option<u32>, String), usize>,
+    /// Groups by run, signature (or none) and masked message; noise groups are in
+    /// `noise_group`.
+    index: HashMap<(u32, Option<u32>, String), usize>,
     /// Per noise signature: its one group, once it has one.
     noise_group: Vec<Option<usize>>,
     tracebacks: Tracebacks,
     counts: Counts,
-    first_error_line: Option<Group>,
-    first_exception_line: Option<Group>,
+    /// Stand-in candidates of the current run, and of the last earlier run that failed.
+    candidates: Candidates,
+    failed_run_candidates: Option<(u32, Candidates)>,
     matches: Vec<(MatchedLine, usize)>,
+    /// Failures waiting for the next line of their process: group, and whether the lines
+    /// after it were delivered (so that "printed nothing more" can be told).
+    pending: HashMap<String, Vec<(usize, bool)>>,
+    /// The current run (1-based), whether any line came in it, the banners seen in it.
+    run: u32,
+    run_has_lines: bool,
+    banners: u8,
+    /// Whether the current run has a terminal line.
+    run_terminal: bool,
+    /// Runs with a terminal line or a fatal finding.
+    failed_runs: Vec<u32>,
+    last_time: HashMap<String, i64>,
+    /// The last terminal line: its process and line number (a C++ `terminate called ...`
+    /// is followed by the `what():` line of the exception that ended the process).
+    last_terminal: Option<(String, u64)>,
+    findings_omitted: u64,
+    noise_processes: Distinct,
 }
 
 fn role_of(role: Role) -> FindingRole {
@@ -113,6 +312,64 @@ fn exception_name(message: &str) -> &str {
     head.rsplit(['.', ' ']).next().unwrap_or(head)
 }
 
+/// Whether an exception line names a class: `pkg.SomeName: ...` or a bare `SomeName`.
+fn names_a_class(message: &str) -> bool {
+    let head = message.split(": ").next().unwrap_or(message).trim();
+    !head.is_empty()
+        && head.len() < 120
+        && head
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+        && head
+            .rsplit('.')
+            .next()
+            .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_uppercase()))
+}
+
+/// Whether a log line says its process is stopping (not going on).
+fn winds_down(message: &str) -> bool {
+    const WORDS: [&str; 14] = [
+        "shutting down",
+        "shutdown",
+        "exiting",
+        "terminat",
+        "destroy_process_group",
+        "finished server process",
+        "stopping",
+        "stopped",
+        "killed",
+        "abort",
+        "died",
+        "exit code",
+        "exitcode",
+        "cleaning up",
+    ];
+    let lower = message.to_ascii_lowercase();
+    WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// The start-up banner a line holds: its kind (a bit), if any.
+fn banner_kind(text: &[u8]) -> u8 {
+    const BANNERS: [&[u8]; 7] = [
+        b"vLLM API server version ",
+        b"Starting vLLM API server",
+        b"server_args=ServerArgs(",
+        b"text_generation_launcher: Args {",
+        b"Starting elastic_operator with launch configs",
+        b"Started a local Ray instance",
+        b"Ray runtime started",
+    ];
+    BANNERS
+        .iter()
+        .position(|b| memchr::memmem::find(text, b).is_some())
+        .map_or(0, |i| 1 << i)
+}
+
+/// Month of a year-less timestamp (see [`line::LineInfo::timestamp`]).
+fn month_of(ms: i64) -> i64 {
+    ms / (32 * 24 * 3600 * 1000)
+}
+
 impl<'db> Analyzer<'db> {
     /// A new analysis over `db`'s signatures.
     pub fn new(db: &'db Database, opts: AnalyzeOptions) -> Analyzer<'db> {
@@ -124,9 +381,22 @@ impl<'db> Analyzer<'db> {
             noise_group: vec![None; db.signatures().len()],
             tracebacks: Tracebacks::default(),
             counts: Counts::default(),
-            first_error_line: None,
-            first_exception_line: None,
+            candidates: Candidates {
+                exception: None,
+                error: None,
+            },
+            failed_run_candidates: None,
             matches: Vec::new(),
+            pending: HashMap::new(),
+            run: 1,
+            run_has_lines: false,
+            banners: 0,
+            run_terminal: false,
+            failed_runs: Vec::new(),
+            last_time: HashMap::new(),
+            last_terminal: None,
+            findings_omitted: 0,
+            noise_processes: Distinct::default(),
         }
     }
 
@@ -139,16 +409,157 @@ impl<'db> Analyzer<'db> {
         })
     }
 
-    /// Takes the next hit (hits must arrive in input order).
+    /// Whether the current run has failed so far.
+    fn run_failed(&self) -> bool {
+        self.run_terminal
+            || self
+                .groups
+                .iter()
+                .any(|g| g.run == self.run && g.fatal() && g.source != Source::Level)
+    }
+
+    /// Starts run `self.run + 1`: every process of the old run ended.
+    fn new_run(&mut self) {
+        self.settle_pending_all(true);
+        if self.run_failed() {
+            self.failed_runs.push(self.run);
+            let c = std::mem::replace(
+                &mut self.candidates,
+                Candidates {
+                    exception: None,
+                    error: None,
+                },
+            );
+            self.failed_run_candidates = Some((self.run, c));
+        } else {
+            self.candidates = Candidates {
+                exception: None,
+                error: None,
+            };
+        }
+        self.tracebacks.clear();
+        self.last_time.clear();
+        self.run += 1;
+        self.run_has_lines = false;
+        self.banners = 0;
+        self.run_terminal = false;
+    }
+
+    /// Decides whether `hit` starts a new run: a start-up banner after other lines (the same
+    /// banner again, or the first banner of a run that had none), or a process's timestamp
+    /// stepping back by more than 5 minutes (not the New Year wrap of a year-less date).
+    fn run_boundary(&mut self, hit: &Hit, info: &line::LineInfo, process: &str) {
+        if hit.matched.has(Marker::RunStart) {
+            let kind = banner_kind(&hit.text);
+            if self.run_has_lines && (self.banners == 0 || self.banners & kind != 0) {
+                self.new_run();
+            }
+            self.banners |= kind;
+        } else if let Some(t) = info.timestamp {
+            if let Some(&last) = self.last_time.get(process) {
+                let new_year = month_of(last) == 12 && month_of(t) == 1;
+                if t < last - RUN_STEP_BACK_MS && !new_year && self.run_has_lines {
+                    self.new_run();
+                }
+            }
+            if self.last_time.len() >= MAX_TIMED_PROCESSES && !self.last_time.contains_key(process)
+            {
+                self.last_time.clear();
+            }
+            self.last_time.insert(process.to_string(), t);
+        }
+        self.run_has_lines = true;
+    }
+
+    /// Settles every pending failure: `ended` when the processes ended (end of input, a new
+    /// run, a terminal line no process owns).
+    fn settle_pending_all(&mut self, ended: bool) {
+        for (_, waiting) in self.pending.drain() {
+            for (g, watched) in waiting {
+                if let Some(group) = self.groups.get_mut(g) {
+                    // Unwatched lines (no context after them): the fate stays unknown.
+                    if group.fate == Fate::Pending && ended && watched {
+                        group.fate = Fate::Ended;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next line of `process` after a failure decides its fate.
+    fn settle_pending(
+        &mut self,
+        process: &str,
+        hit: &Hit,
+        info: &line::LineInfo,
+        sig_role: Option<Role>,
+    ) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let m = &hit.matched;
+        let terminal = m.has(Marker::Terminal);
+        if terminal && process.is_empty() {
+            // A shell or launcher's `Killed`: every pending failure ended its process.
+            for (_, waiting) in self.pending.drain() {
+                for (g, _) in waiting {
+                    if let Some(group) = self.groups.get_mut(g) {
+                        group.fate = Fate::Ended;
+                    }
+                }
+            }
+            return;
+        }
+        let Some(waiting) = self.pending.get(process) else {
+            return;
+        };
+        let fate = if terminal || winds_down(&info.message) {
+            Fate::Ended
+        } else {
+            let ordinary = (info.level.is_some() || info.timestamp.is_some())
+                && info.level.is_none_or(|l| l <= line::Level::Warning)
+                && !m.has(Marker::Exception)
+                && !m.has(Marker::TracebackStart)
+                && !m.has(Marker::Frame)
+                && !m.has(Marker::ErrorLevel)
+                && !matches!(sig_role, Some(Role::Cause | Role::Symptom));
+            if !ordinary {
+                return;
+            }
+            Fate::WentOn
+        };
+        let _ = waiting;
+        if let Some(waiting) = self.pending.remove(process) {
+            for (g, _) in waiting {
+                if let Some(group) = self.groups.get_mut(g) {
+                    if group.fate == Fate::Pending {
+                        group.fate = fate;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes the next hit (hits must arrive in input order); a hit with nothing matched is a
+    /// context line after a traceback line.
     pub fn push(&mut self, hit: &Hit) {
         let winner = self.winner(&hit.matched.signatures);
         if let Some(w) = winner {
-            if hit.matched.markers == 0 && self.db.signature(w).role == Role::Noise {
+            // (While failures wait for their process's next line, every line is parsed.)
+            if hit.matched.markers == 0
+                && self.pending.is_empty()
+                && self.db.signature(w).role == Role::Noise
+            {
                 if let Some(g) = self.noise_group.get(w as usize).copied().flatten() {
                     // A repeat of a known noise line: only its process and position change.
                     self.counts.matched_lines += 1;
                     self.counts.noise_lines += 1;
-                    self.groups[g].repeat(hit.line, line::process(&hit.text).as_ref());
+                    let process = line::process(&hit.text);
+                    if let Some(p) = &process {
+                        self.noise_processes.insert(Distinct::hash(p));
+                    }
+                    self.groups[g].repeat(hit.line, process.as_ref());
+                    self.run_has_lines = true;
                     self.record(hit, Some(w), FindingRole::Noise, g);
                     return;
                 }
@@ -156,7 +567,28 @@ impl<'db> Analyzer<'db> {
         }
         let info = line::parse(&hit.text);
         let process = info.process.clone().unwrap_or_default();
+        self.run_boundary(hit, &info, &process);
+        let sig_role = winner.map(|w| self.db.signature(w).role);
+        self.settle_pending(&process, hit, &info, sig_role);
         let event = self.tracebacks.observe(&process, hit, &info);
+        let terminal = hit.matched.has(Marker::Terminal);
+        // The exception a C++ terminate names, on the line after it, ended its process.
+        let what_of_terminate = self
+            .last_terminal
+            .as_ref()
+            .is_some_and(|(p, l)| *p == process && l + 1 == hit.line)
+            && info.message.trim_start().starts_with("what():");
+        if terminal {
+            self.run_terminal = true;
+            self.last_terminal = Some((process.clone(), hit.line));
+        }
+        if let Some(p) = &info.process {
+            if sig_role == Some(Role::Noise) {
+                self.noise_processes.insert(Distinct::hash(p));
+            }
+        }
+        // Lines after a traceback line were delivered: "printed nothing more" can be told.
+        let watched = matches!(event, Event::Exception { .. });
         if let Some(w) = winner {
             self.counts.matched_lines += 1;
             let sig = self.db.signature(w);
@@ -165,14 +597,49 @@ impl<'db> Analyzer<'db> {
                 Role::Symptom => self.counts.symptom_lines += 1,
                 Role::Noise => self.counts.noise_lines += 1,
             }
-            let group = self.fold(Some(w), role_of(sig.role), hit, &info, &event);
-            self.record(hit, Some(w), role_of(sig.role), group);
+            let role = role_of(sig.role);
+            let group = self.fold(Some(w), role, Source::Signature, hit, &info, &event);
+            if terminal || what_of_terminate {
+                if let Some(g) = self.groups.get_mut(group) {
+                    g.fate = Fate::Ended;
+                }
+            } else if role == FindingRole::Cause {
+                self.watch(&process, group, watched);
+            }
+            self.record(hit, Some(w), role, group);
             return;
         }
         match &event {
-            Event::Exception { chain_pos: 0, .. } => {
+            // An unknown innermost exception (a wrapper's is not news), or a line that ends a
+            // traceback by its structure alone.
+            Event::Exception { chain_pos, .. }
+                if *chain_pos == 0 || !hit.matched.has(Marker::Exception) =>
+            {
                 self.counts.unclassified_lines += 1;
-                let group = self.fold(None, FindingRole::Unclassified, hit, &info, &event);
+                let group = self.fold(
+                    None,
+                    FindingRole::Unclassified,
+                    Source::TracebackEnd,
+                    hit,
+                    &info,
+                    &event,
+                );
+                self.watch(&process, group, true);
+                self.record(hit, None, FindingRole::Unclassified, group);
+            }
+            Event::None if terminal => {
+                self.counts.unclassified_lines += 1;
+                let group = self.fold(
+                    None,
+                    FindingRole::Unclassified,
+                    Source::Terminal,
+                    hit,
+                    &info,
+                    &event,
+                );
+                if let Some(g) = self.groups.get_mut(group) {
+                    g.fate = Fate::Ended;
+                }
                 self.record(hit, None, FindingRole::Unclassified, group);
             }
             Event::None if self.fallback_candidate(hit, &info, &process) => {
@@ -180,20 +647,46 @@ impl<'db> Analyzer<'db> {
                 self.record(hit, None, FindingRole::Unclassified, NO_FINDING);
                 let exception = hit.matched.has(Marker::Exception);
                 let empty = if exception {
-                    self.first_exception_line.is_none()
+                    self.candidates.exception.is_none()
                 } else {
-                    self.first_error_line.is_none()
+                    self.candidates.error.is_none()
                 };
                 if empty {
-                    let group = self.new_group(None, FindingRole::Unclassified, hit, &info, &event);
+                    let mut group = self.new_group(
+                        None,
+                        FindingRole::Unclassified,
+                        Source::Level,
+                        hit,
+                        &info,
+                        &event,
+                    );
+                    group.survivable_sig = false;
                     if exception {
-                        self.first_exception_line = Some(group);
+                        self.candidates.exception = Some(group);
                     } else {
-                        self.first_error_line = Some(group);
+                        self.candidates.error = Some(group);
                     }
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Waits for the next line of `process` to decide the fate of `group`'s first failure.
+    fn watch(&mut self, process: &str, group: usize, watched: bool) {
+        let Some(g) = self.groups.get(group) else {
+            return;
+        };
+        if g.count != 1 || g.fate != Fate::Pending {
+            return;
+        }
+        if self.pending.len() >= MAX_TIMED_PROCESSES && !self.pending.contains_key(process) {
+            // Hostile numbers of processes: the oldest waits are settled as "went on".
+            self.settle_pending_all(false);
+        }
+        let list = self.pending.entry(process.to_string()).or_default();
+        if list.len() < 64 {
+            list.push((group, watched));
         }
     }
 
@@ -238,11 +731,12 @@ impl<'db> Analyzer<'db> {
         &self,
         sig: Option<u32>,
         role: FindingRole,
+        source: Source,
         hit: &Hit,
         info: &line::LineInfo,
         event: &Event,
     ) -> Group {
-        let (title, severity, category, captures) = match sig {
+        let (title, severity, category, captures, survivable_sig) = match sig {
             Some(s) => {
                 let i = self.db.signature(s);
                 (
@@ -250,17 +744,30 @@ impl<'db> Analyzer<'db> {
                     i.severity.as_str().to_string(),
                     i.category.clone(),
                     self.db.captures(s, &hit.text),
+                    i.survivable,
                 )
             }
             None => {
-                let title = match event {
-                    Event::Exception { .. } => format!(
+                let title = match (source, event) {
+                    (Source::Terminal, _) => {
+                        "A process ended badly: killed, crashed, exited non-zero or failed to build (no signature knows this line)".to_string()
+                    }
+                    (_, Event::Exception { .. }) if names_a_class(&info.message) => format!(
                         "Unrecognised exception {} (no signature knows it)",
                         exception_name(&info.message)
                     ),
+                    (_, Event::Exception { .. }) => {
+                        "Unrecognised failure ending a traceback (no signature knows it)".to_string()
+                    }
                     _ => "Unrecognised error line (no signature knows it)".to_string(),
                 };
-                (title, "error".into(), "unclassified".into(), Vec::new())
+                (
+                    title,
+                    "error".into(),
+                    "unclassified".into(),
+                    Vec::new(),
+                    true,
+                )
             }
         };
         let (traceback, chain_pos, is_exception) = match event {
@@ -271,9 +778,14 @@ impl<'db> Analyzer<'db> {
             }
             Event::None => (None, None, false),
         };
+        let mut process_set = Distinct::default();
+        if let Some(p) = &info.process {
+            process_set.insert(Distinct::hash(p));
+        }
         Group {
             signature: sig,
             role,
+            source,
             title,
             severity,
             category,
@@ -284,11 +796,16 @@ impl<'db> Analyzer<'db> {
             text_truncated: hit.text_truncated,
             count: 1,
             processes: info.process.iter().cloned().collect(),
+            process_set,
             timestamp: info.timestamp,
+            timestamp_text: info.timestamp_text.clone(),
             captures,
             traceback,
             chain_pos,
             is_exception,
+            survivable_sig,
+            fate: Fate::Pending,
+            run: self.run,
         }
     }
 
@@ -296,12 +813,13 @@ impl<'db> Analyzer<'db> {
         &mut self,
         sig: Option<u32>,
         role: FindingRole,
+        source: Source,
         hit: &Hit,
         info: &line::LineInfo,
         event: &Event,
     ) -> usize {
         // Noise folds by signature alone, in `noise_group` (its lines are many and their
-        // wording is not news); the rest by signature and masked message, in `index`.
+        // wording is not news); the rest by run, signature and masked message, in `index`.
         let noise = match (role, sig) {
             (FindingRole::Noise, Some(s)) if (s as usize) < self.noise_group.len() => {
                 Some(s as usize)
@@ -310,7 +828,7 @@ impl<'db> Analyzer<'db> {
         };
         let key = noise
             .is_none()
-            .then(|| (sig, line::mask(key_prefix(&info.message))));
+            .then(|| (self.run, sig, line::mask(key_prefix(&info.message))));
         let found = match (noise, &key) {
             (Some(s), _) => self.noise_group[s],
             (None, Some(k)) => self.index.get(k).copied(),
@@ -330,7 +848,7 @@ impl<'db> Analyzer<'db> {
             }
             return g;
         }
-        let group = self.new_group(sig, role, hit, info, event);
+        let group = self.new_group(sig, role, source, hit, info, event);
         self.groups.push(group);
         let g = self.groups.len() - 1;
         match (noise, key) {
@@ -340,43 +858,194 @@ impl<'db> Analyzer<'db> {
             }
             (None, None) => {}
         }
-        g
+        match self.bound() {
+            Some(remap) => remap[g],
+            None => g,
+        }
+    }
+
+    /// Keeps at most twice `max_findings` groups in memory: past that, the lowest-ranked go
+    /// (by tier, then wrapper, then position), never a fatal cause or fatal unclassified
+    /// finding for a lower one, nor a failure whose fate is not known yet.
+    /// Returns the new index of every old group ([`NO_FINDING`] for the ones that went)
+    /// when it evicted some.
+    fn bound(&mut self) -> Option<Vec<usize>> {
+        let max = self.opts.max_findings;
+        if max == 0 || self.groups.len() < max.saturating_mul(2).max(max + 16) {
+            return None;
+        }
+        let mut order: Vec<usize> = (0..self.groups.len()).collect();
+        let protected = |g: &Group| {
+            g.fatal()
+                || (matches!(g.role, FindingRole::Cause | FindingRole::Unclassified)
+                    && g.fate == Fate::Pending)
+        };
+        order.sort_by_key(|&i| {
+            let g = &self.groups[i];
+            (!protected(g), g.key(false))
+        });
+        let keep_n = max.max(
+            order
+                .iter()
+                .take_while(|&&i| protected(&self.groups[i]))
+                .count()
+                .min(max),
+        );
+        let mut keep = vec![false; self.groups.len()];
+        for &i in order.iter().take(keep_n) {
+            keep[i] = true;
+        }
+        let mut remap = vec![NO_FINDING; self.groups.len()];
+        let mut kept = Vec::with_capacity(keep_n);
+        for (i, g) in std::mem::take(&mut self.groups).into_iter().enumerate() {
+            if keep[i] {
+                remap[i] = kept.len();
+                kept.push(g);
+            } else {
+                self.findings_omitted += 1;
+            }
+        }
+        self.groups = kept;
+        self.index.retain(|_, v| {
+            *v = remap[*v];
+            *v != NO_FINDING
+        });
+        for slot in &mut self.noise_group {
+            if let Some(v) = *slot {
+                *slot = (remap[v] != NO_FINDING).then_some(remap[v]);
+            }
+        }
+        for waiting in self.pending.values_mut() {
+            waiting.retain_mut(|(g, _)| {
+                *g = remap[*g];
+                *g != NO_FINDING
+            });
+        }
+        self.pending.retain(|_, w| !w.is_empty());
+        for (_, g) in &mut self.matches {
+            if *g != NO_FINDING {
+                *g = remap[*g];
+            }
+        }
+        Some(remap)
     }
 
     /// Ranks the findings and builds the report.
     pub fn finish(mut self, input: &str, stats: &ScanStats, error: Option<String>) -> Report {
-        let has_cause = self.groups.iter().any(|g| g.role == FindingRole::Cause);
-        let has_unclassified = self
+        // Tracebacks still open: the input ended inside them.
+        let open: Vec<(String, Vec<String>)> = self
+            .tracebacks
+            .open_ones()
+            .map(|(p, f)| (p.to_string(), f))
+            .collect();
+        let ended_early = (error.is_some() && stats.bytes > 0) || !open.is_empty();
+        // Whatever still waits: its process printed nothing more.
+        self.settle_pending_all(true);
+        let fatal_known = |groups: &[Group], run: u32, exceptions_only: bool| {
+            groups.iter().any(|g| {
+                g.run == run
+                    && g.fatal()
+                    && (g.role == FindingRole::Cause
+                        || !exceptions_only
+                        || g.source == Source::TracebackEnd)
+            })
+        };
+        if let Some((process, frames)) = open.first() {
+            if !fatal_known(&self.groups, self.run, false) {
+                let last = frames.last().cloned().unwrap_or_default();
+                let mut processes = Vec::new();
+                let mut process_set = Distinct::default();
+                if !process.is_empty() {
+                    processes.push(process.clone());
+                    process_set.insert(Distinct::hash(process));
+                }
+                self.groups.push(Group {
+                    signature: None,
+                    role: FindingRole::Unclassified,
+                    source: Source::CutTraceback,
+                    title:
+                        "A traceback is cut off by the end of the input: its exception is missing"
+                            .into(),
+                    severity: "error".into(),
+                    category: "unclassified".into(),
+                    line: stats.lines.max(1),
+                    last_line: stats.lines.max(1),
+                    offset: stats.bytes,
+                    text: last,
+                    text_truncated: false,
+                    count: 1,
+                    processes,
+                    process_set,
+                    timestamp: None,
+                    timestamp_text: None,
+                    captures: Vec::new(),
+                    traceback: Some(frames.clone()),
+                    chain_pos: Some(0),
+                    is_exception: true,
+                    // A guess: it does not fail the log on its own.
+                    survivable_sig: true,
+                    fate: Fate::Pending,
+                    run: self.run,
+                });
+                self.counts.unclassified_lines += 1;
+            }
+        }
+        // The run whose stand-in candidates count: the current one if it failed, else the
+        // last earlier run that failed.
+        let current_failed = self.run_failed();
+        let (cand_run, cands) = if current_failed {
+            let c = std::mem::replace(
+                &mut self.candidates,
+                Candidates {
+                    exception: None,
+                    error: None,
+                },
+            );
+            (self.run, Some(c))
+        } else {
+            match self.failed_run_candidates.take() {
+                Some((r, c)) => (r, Some(c)),
+                None => (self.run, None),
+            }
+        };
+        if let Some(c) = cands {
+            if !fatal_known(&self.groups, cand_run, true) {
+                if let Some(mut g) = c.exception.or(c.error) {
+                    self.counts.unclassified_lines += 1;
+                    self.counts.unmatched_error_lines =
+                        self.counts.unmatched_error_lines.saturating_sub(1);
+                    g.fate = Fate::Ended;
+                    let line = g.line;
+                    self.groups.push(g);
+                    let index = self.groups.len() - 1;
+                    if let Some(m) = self.matches.iter_mut().find(|(m, _)| m.line == line) {
+                        m.1 = index;
+                    }
+                }
+            }
+        }
+        let any_fatal = self
             .groups
             .iter()
-            .any(|g| g.role == FindingRole::Unclassified);
-        if !has_cause && !has_unclassified {
-            if let Some(g) = self
-                .first_exception_line
-                .take()
-                .or_else(|| self.first_error_line.take())
-            {
-                self.counts.unclassified_lines += 1;
-                self.counts.unmatched_error_lines -= 1;
-                let line = g.line;
-                self.groups.push(g);
-                let index = self.groups.len() - 1;
-                if let Some(m) = self.matches.iter_mut().find(|(m, _)| m.line == line) {
-                    m.1 = index;
-                }
-            } else if let Some(first) = self
+            .any(|g| g.fatal() && matches!(g.role, FindingRole::Cause | FindingRole::Unclassified));
+        if !any_fatal {
+            if let Some(first) = self
                 .groups
                 .iter()
                 .filter(|g| {
                     g.role == FindingRole::Symptom
-                        && matches!(g.severity.as_str(), "fatal" | "error")
+                        && g.signature.is_some_and(|s| {
+                            let i = self.db.signature(s);
+                            i.severity == Severity::Fatal && !i.survivable
+                        })
                 })
-                .min_by_key(|g| g.line)
+                .min_by_key(|g| (std::cmp::Reverse(g.run), g.line))
             {
                 // Only symptoms: the cause is not in this log, or no signature knows it.
                 let g = Group {
                     signature: None,
                     role: FindingRole::Unclassified,
+                    source: Source::OnlySymptoms,
                     title: "Root cause not recognised: the log shows only its symptoms".into(),
                     severity: "error".into(),
                     category: "unclassified".into(),
@@ -387,56 +1056,56 @@ impl<'db> Analyzer<'db> {
                     text_truncated: first.text_truncated,
                     count: 1,
                     processes: first.processes.clone(),
+                    process_set: first.process_set.clone(),
                     timestamp: first.timestamp,
+                    timestamp_text: first.timestamp_text.clone(),
                     captures: Vec::new(),
                     traceback: None,
                     chain_pos: None,
                     is_exception: false,
+                    survivable_sig: false,
+                    fate: Fate::Ended,
+                    run: first.run,
                 };
                 self.counts.unclassified_lines += 1;
                 self.groups.push(g);
             }
         }
-        let role_ts_complete: HashMap<FindingRole, bool> = [
-            FindingRole::Cause,
-            FindingRole::Unclassified,
-            FindingRole::Symptom,
-            FindingRole::Noise,
-        ]
-        .into_iter()
-        .map(|r| {
-            (
-                r,
-                self.groups
-                    .iter()
-                    .filter(|g| g.role == r)
-                    .all(|g| g.timestamp.is_some()),
-            )
-        })
-        .collect();
+        let mut tier_ts_complete = [true; 6];
+        for g in &self.groups {
+            if g.timestamp.is_none() {
+                tier_ts_complete[g.tier() as usize] = false;
+            }
+        }
         let mut order: Vec<usize> = (0..self.groups.len()).collect();
         order.sort_by_key(|&i| {
             let g = &self.groups[i];
-            let wrapper = g.chain_pos.is_some_and(|p| p > 0);
-            let time = if role_ts_complete[&g.role] {
-                g.timestamp.unwrap_or(0)
-            } else {
-                0
-            };
-            (g.role, wrapper, time, g.line)
+            g.key(tier_ts_complete[g.tier() as usize])
         });
+        // --max-findings: the lowest-ranked go, never a failure for a lower one.
+        let max = self.opts.max_findings;
+        if max > 0 && order.len() > max {
+            let failures = order
+                .iter()
+                .filter(|&&i| self.groups[i].tier() <= 1)
+                .count();
+            let keep = max.max(failures.min(max));
+            self.findings_omitted += (order.len() - keep) as u64;
+            order.truncate(keep);
+        }
         let mut rank_of = vec![0usize; self.groups.len()];
         let mut findings = Vec::with_capacity(order.len());
-        let mut noise_procs = std::collections::BTreeSet::new();
         for (rank0, &gi) in order.iter().enumerate() {
             rank_of[gi] = rank0 + 1;
             let g = &self.groups[gi];
-            if g.role == FindingRole::Noise {
-                noise_procs.extend(g.processes.iter().cloned());
-            }
             let remediation = g
                 .signature
                 .map(|s| interpolate(&self.db.signature(s).remediation, &g.captures));
+            let fatal = g.fatal();
+            let survivable = match g.role {
+                FindingRole::Cause | FindingRole::Unclassified => !fatal,
+                _ => g.signature.is_some_and(|s| self.db.signature(s).survivable),
+            };
             findings.push(Finding {
                 rank: rank0 + 1,
                 signature: g.signature.map(|s| self.db.signature(s).id.clone()),
@@ -451,22 +1120,29 @@ impl<'db> Analyzer<'db> {
                 text_truncated: g.text_truncated,
                 count: g.count,
                 processes: g.processes.clone(),
+                process_count: g.process_set.count().max(g.processes.len() as u64),
+                survivable,
+                ended_process: g.fate == Fate::Ended,
+                run: g.run,
+                timestamp: g.timestamp_text.clone(),
+                tentative: ended_early && g.signature.is_none(),
                 captures: g.captures.iter().cloned().collect::<BTreeMap<_, _>>(),
                 remediation,
                 traceback: g.traceback.clone(),
-                why: why(g, role_ts_complete[&g.role]),
+                why: why(g, tier_ts_complete[g.tier() as usize], self.run),
             });
         }
-        self.counts.noise_processes = noise_procs.len() as u64;
+        self.counts.noise_processes = self.noise_processes.count();
         let matches = self.opts.all.then(|| {
             self.matches
                 .into_iter()
                 .map(|(mut m, g)| {
-                    m.finding = rank_of.get(g).copied();
+                    m.finding = rank_of.get(g).copied().filter(|&r| r > 0);
                     m
                 })
                 .collect()
         });
+        let failed = findings.iter().any(Finding::is_failure);
         Report {
             schema_version: SCHEMA_VERSION,
             input: input.to_string(),
@@ -481,25 +1157,52 @@ impl<'db> Analyzer<'db> {
             bytes: stats.bytes,
             lines: stats.lines,
             findings,
+            runs: if stats.lines > 0 { self.run } else { 0 },
+            failed,
+            findings_omitted: self.findings_omitted,
+            ended_early,
             counts: self.counts,
             matches,
         }
     }
 }
 
-fn why(g: &Group, by_time: bool) -> String {
-    let mut parts = vec![match g.role {
-        FindingRole::Cause => "a cause signature matched".to_string(),
-        FindingRole::Unclassified => {
-            if g.is_exception {
-                "no signature knows this exception; it ends a failing traceback".to_string()
-            } else {
-                "no signature matched; fallback to the first error line".to_string()
-            }
+fn why(g: &Group, by_time: bool, runs: u32) -> String {
+    let fatal = g.fatal();
+    let mut parts = vec![match (g.role, g.source) {
+        (FindingRole::Cause, _) => "a cause signature matched".to_string(),
+        (FindingRole::Unclassified, Source::TracebackEnd) => {
+            "no signature knows this exception; it ends a failing traceback".to_string()
         }
-        FindingRole::Symptom => "a symptom signature matched: a consequence of a cause".to_string(),
-        FindingRole::Noise => "a noise signature matched: harmless".to_string(),
+        (FindingRole::Unclassified, Source::Terminal) => {
+            "no signature knows this line; it says a process ended badly".to_string()
+        }
+        (FindingRole::Unclassified, Source::CutTraceback) => {
+            "the input ends inside this traceback (a guess: it does not fail the log on its own)"
+                .to_string()
+        }
+        (FindingRole::Unclassified, Source::OnlySymptoms) => {
+            "no cause found; the first fatal symptom stands in for it".to_string()
+        }
+        (FindingRole::Unclassified, _) => {
+            "no signature matched; the first error line of a failed run stands in".to_string()
+        }
+        (FindingRole::Symptom, _) => {
+            "a symptom signature matched: a consequence of a cause".to_string()
+        }
+        (FindingRole::Noise, _) => "a noise signature matched: harmless".to_string(),
     }];
+    if matches!(g.role, FindingRole::Cause | FindingRole::Unclassified) {
+        parts.push(match (fatal, g.fate) {
+            (true, Fate::Ended) => "fatal: it ended its process".into(),
+            (true, _) => "fatal".into(),
+            (false, Fate::WentOn) => "survivable: its process went on".into(),
+            (false, _) => "survivable".into(),
+        });
+    }
+    if runs > 1 {
+        parts.push(format!("run {} of {runs}", g.run));
+    }
     match g.chain_pos {
         Some(0) => parts.push("innermost exception of its chain".into()),
         Some(p) => parts.push(format!("wrapper exception ({p} below it in its chain)")),
@@ -511,11 +1214,12 @@ fn why(g: &Group, by_time: bool) -> String {
         "ordered by position".into()
     });
     if g.count > 1 {
+        let n = g.process_set.count().max(g.processes.len() as u64);
         parts.push(format!(
             "{} lines folded from {} process{}",
             g.count,
-            g.processes.len().max(1),
-            if g.processes.len() == 1 { "" } else { "es" }
+            n.max(1),
+            if n == 1 { "" } else { "es" }
         ));
     }
     parts.join("; ")
@@ -574,6 +1278,7 @@ pub fn analyze_path(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::render_human;
     use crate::scan::{Input, ScanOptions};
     use std::path::Path;
 
@@ -583,7 +1288,10 @@ mod tests {
             Database::embedded(),
             input,
             &ScanOptions::default(),
-            AnalyzeOptions { all: true },
+            AnalyzeOptions {
+                all: true,
+                ..AnalyzeOptions::default()
+            },
         )
     }
 
@@ -694,12 +1402,264 @@ mod tests {
 
     #[test]
     fn unknown_failures_fall_back_to_unclassified() {
-        let f = first("INFO start\nERROR 02-20 21:35:48 [x.py:1] the flux capacitor broke\n");
-        assert_eq!((f.role, f.line), (FindingRole::Unclassified, 2));
+        // An ERROR line alone does not fail a log...
+        let r = report("INFO start\nERROR 02-20 21:35:48 [x.py:1] the flux capacitor broke\n");
+        assert!(!r.failed && !r.diagnosed(), "{:#?}", r.findings);
+        assert_eq!(r.counts.unmatched_error_lines, 1);
+        // ...but in a failed log it stands in for the unknown cause, before the terminal line.
+        let r = report(
+            "INFO start\nERROR 02-20 21:35:48 [x.py:1] the flux capacitor broke\nvllm-1 exited with code 1\n",
+        );
+        let f = &r.findings[0];
+        assert_eq!(
+            (f.role, f.line, f.survivable),
+            (FindingRole::Unclassified, 2, false)
+        );
+        assert!(r.failed);
         let f = first(&format!("{WRAPPER}\n"));
         assert_eq!(f.role, FindingRole::Unclassified);
         assert!(f.title.contains("only its symptoms"));
         assert!(report("all fine\n").findings.is_empty());
+    }
+
+    /// Every terminal marker on a real line, and a near miss from a healthy log.
+    #[test]
+    fn terminal_markers_on_real_lines_and_healthy_near_misses() {
+        let db = Database::embedded();
+        let terminal = |l: &str| db.match_line(l.as_bytes()).has(Marker::Terminal);
+        for line in [
+            "Segmentation fault (core dumped)",
+            "SIGSEGV: segmentation violation",
+            "[host-a:00172] Signal: Aborted (6)",
+            "Aborted (core dumped)",
+            "Bus error (core dumped)",
+            "/bin/bash: line 1:  2817 Killed                  python3 -m vllm.entrypoints.openai.api_server --model m",
+            "Loading safetensors checkpoint shards:  60% Completed | 3/5 [00:10<00:07,  3.50s/it]Killed",
+            "Killed",
+            "Fatal Python error: Segmentation fault",
+            "vllm-1 exited with code 137",
+            "subprocess.CalledProcessError: Command '['/usr/bin/gcc', 'x.c']' returned non-zero exit status 1.",
+            "  exitcode  : -9 (pid: 2817)",
+            "panic: runtime error: invalid memory address or nil pointer dereference",
+            "fatal error: all goroutines are asleep - deadlock!",
+            "terminate called after throwing an instance of 'c10::Error'",
+            "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value', src/main.rs:10:5",
+            "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space",
+            "csrc/flash_attn/src/flash_fwd_kernel.h:5:10: fatal error: cute/tensor.hpp: No such file or directory",
+            "/tmp/tmpx/kernel.cu(12): error: identifier \"__hmax\" is undefined",
+            "ptxas fatal   : Value 'sm_90a' is not defined for option 'gpu-name'",
+            "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
+            "collect2: error: ld returned 1 exit status",
+            "  error: subprocess-exited-with-error",
+            "  Failed building wheel for flash-attn",
+        ] {
+            assert!(terminal(line), "{line}");
+        }
+        for line in [
+            "INFO 02-20 21:35:48 [metrics.py:1] error_rate=0.0, p99=1.2s",
+            "non-default args: {'disable_log_stats': True} --disable-log-errors",
+            "Ran 12 tests: 0 errors, 3 warnings",
+            "Killed 0 processes left over from the previous run",
+            "pytest: exit status 0",
+            "vllm-1 exited with code 0",
+            "  exitcode  : 0 (pid: 2817)",
+            "Don't panic: retrying the download",
+            "Building wheel for flash-attn (setup.py) ... done",
+            "INFO:     Application startup complete.",
+            "NCCL INFO NET/IB : No device found. NCCL INFO NET/Socket : Using [0]eth0",
+        ] {
+            assert!(!terminal(line), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_traceback_ends_at_its_next_unindented_line_whatever_it_says() {
+        // A class not ending in Error, and a bare message with no class at all.
+        let r = report(
+            "Traceback (most recent call last):\n  File \"k.py\", line 3, in run\n    kernel[grid](x)\n    ^^^^^^^^^^^^^^\nmylib.errors.ResourceExhausted: out of SRAM: Required: 98304, Hardware limit: 65536\n",
+        );
+        let f = &r.findings[0];
+        assert_eq!(
+            (f.role, f.line, f.survivable),
+            (FindingRole::Unclassified, 5, false)
+        );
+        assert!(f.title.contains("ResourceExhausted"), "{}", f.title);
+        assert!(f.ended_process);
+        let r = report(
+            "Traceback (most recent call last):\n  File \"t.py\", line 9, in <module>\n    tok = Tokenizer.from_file(p)\nunexpected end of JSON input at line 1 column 2\n",
+        );
+        assert_eq!(r.findings[0].line, 4, "{:#?}", r.findings);
+        assert!(r.failed);
+    }
+
+    const CTX: &str = "ValueError: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the completion). Please reduce the length of the messages or completion.";
+
+    fn request_error(ts: &str) -> String {
+        format!(
+            "ERROR {ts} [serving_chat.py:200] Error in preprocessing prompt inputs\nTraceback (most recent call last):\n  File \"serving_chat.py\", line 180, in create_chat_completion\n    self._validate_input(request)\n{CTX}\nINFO:     127.0.0.1:5000 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request\nINFO {ts} [metrics.py:1] Avg prompt throughput: 1.0 tokens/s\n"
+        )
+    }
+
+    #[test]
+    fn a_per_request_error_the_engine_went_on_after_never_outranks_the_crash() {
+        let log = format!(
+            "{}{}Traceback (most recent call last):\n  File \"w.py\", line 1, in f\n    g()\n{OOM}\n",
+            request_error("02-20 21:35:48"),
+            request_error("02-20 21:36:00"),
+        );
+        let r = report(&log);
+        assert!(
+            r.findings[0].text.contains("CUDA out of memory"),
+            "{:#?}",
+            r.findings
+        );
+        assert!(r.failed);
+        // The per-request errors are listed as survived, not as failures.
+        let survived: Vec<_> = r.findings.iter().filter(|f| f.is_survived()).collect();
+        assert!(!survived.is_empty(), "{:#?}", r.findings);
+        assert!(survived
+            .iter()
+            .all(|f| f.text.contains("maximum context length")));
+        // Alone, they leave the log not failed (exit status 1).
+        let r = report(&request_error("02-20 21:35:48"));
+        assert!(!r.failed, "{:#?}", r.findings);
+        assert!(r.findings.iter().any(|f| f.is_survived()));
+    }
+
+    #[test]
+    fn an_unknown_exception_whose_process_went_on_is_survivable() {
+        let went_on = "Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n    g()\nKeyError: 'x'\nINFO 02-20 21:35:49 [engine.py:1] Added request 7\n";
+        let r = report(went_on);
+        assert!(!r.failed, "{:#?}", r.findings);
+        assert!(r.findings[0].survivable && !r.findings[0].ended_process);
+        // The same exception followed by a kill, or by nothing, ended its process.
+        let killed = format!("{went_on}Killed\n");
+        let r = report(&killed);
+        assert!(r.failed);
+        let r = report("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n    g()\nKeyError: 'x'\n");
+        assert!(r.failed && r.findings[0].ended_process);
+        // A shutdown message is not going on.
+        let r = report("Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n    g()\nKeyError: 'x'\nINFO:     Shutting down\n");
+        assert!(r.failed);
+    }
+
+    #[test]
+    fn runs_from_banners_and_timestamps_stepping_back() {
+        let banner = "INFO 02-20 21:00:00 [api_server.py:1] vLLM API server version 0.9.1\n";
+        let crash = format!("ERROR 02-20 21:10:00 [core.py:1] {OOM}\n");
+        let healthy = "INFO 02-20 22:00:00 [api_server.py:1] Starting vLLM API server 0 on http://0.0.0.0:8000\n";
+        // Failed run 1, healthy run 2: the failure stays, in run 1; the log still failed.
+        let log = format!("{banner}{crash}{banner}{healthy}");
+        let r = report(&log);
+        assert_eq!(r.runs, 2);
+        assert!(r.failed);
+        assert_eq!((r.findings[0].run, r.findings[0].line), (1, 2));
+        let text = render_human(&r, false);
+        assert!(
+            text.contains("run 1 of 2 failed; the last run shows no failure"),
+            "{text}"
+        );
+        // Two failed runs: the last run's failure is the root cause.
+        let crash2 =
+            "ERROR 02-20 22:10:00 [core.py:1] ModuleNotFoundError: No module named 'flash_attn'\n";
+        let r = report(&format!("{banner}{crash}{banner}{crash2}"));
+        assert_eq!((r.findings[0].run, r.findings[0].line), (2, 4));
+        assert_eq!(r.findings[1].run, 1);
+        // A banner with nothing before it, or one right after another kind, starts no run.
+        assert_eq!(report(&format!("{banner}{healthy}{crash}")).runs, 1);
+        // A process's clock stepping back over 5 minutes starts a run; interleaved ranks
+        // stepping back by milliseconds, or the New Year wrap, do not.
+        let r = report(
+            "[rank0]: ERROR 02-20 21:10:00 [x.py:1] a\n[rank0]: ERROR 02-20 21:00:00 [x.py:1] b\n",
+        );
+        assert_eq!(r.runs, 2);
+        let r = report("[rank0]: ERROR 02-20 21:10:00.500 [x.py:1] a\n[rank1]: ERROR 02-20 21:10:00.100 [x.py:1] b\n[rank0]: ERROR 02-20 21:10:00.200 [x.py:1] c\n");
+        assert_eq!(r.runs, 1);
+        let r = report("ERROR 12-31 23:59:59 [x.py:1] a\nERROR 01-01 00:00:01 [x.py:1] b\n");
+        assert_eq!(r.runs, 1);
+    }
+
+    #[test]
+    fn findings_carry_timestamps_runs_and_process_counts() {
+        let r = report(&format!("(A pid=1) ERROR 02-20 21:35:50 [x.py:1] {OOM}\n"));
+        let f = &r.findings[0];
+        assert_eq!(f.timestamp.as_deref(), Some("02-20 21:35:50"));
+        assert_eq!((f.run, f.process_count, r.runs), (1, 1, 1));
+    }
+
+    #[test]
+    fn a_hundred_thousand_processes_fold_in_linear_time() {
+        // Counting work: the folding cost per line must not grow with the processes seen.
+        let mut log = String::with_capacity(100_000 * 160);
+        for pid in 0..100_000 {
+            log.push_str(&format!("(Worker pid={pid}) {VIT}\n"));
+        }
+        let start = std::time::Instant::now();
+        let r = report(&log);
+        let f = &r.findings[0];
+        assert_eq!(f.processes.len(), MAX_PROCESSES_LISTED);
+        let n = f.process_count as f64;
+        assert!((n - 100_000.0).abs() < 5_000.0, "{n}");
+        assert!((r.counts.noise_processes as f64 - 100_000.0).abs() < 5_000.0);
+        // The fixed cost of this scan in a debug build is about a second; quadratic folding
+        // took minutes. A generous deadline, not a tight timing.
+        assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    }
+
+    #[test]
+    fn max_findings_evicts_the_lowest_ranked_never_a_failure() {
+        // 40 distinct unknown exceptions the process went on after (survivable), then 5
+        // distinct fatal causes; a cap of 10 keeps the 5 failures and the 5 best others.
+        let mut log = String::new();
+        for i in 0..40 {
+            let name = "k".repeat(i + 1);
+            log.push_str(&format!(
+                "Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n    g()\nKeyError: '{name}'\nINFO 02-20 21:35:49 [engine.py:1] Added request {i}\n"
+            ));
+        }
+        for i in 0..5 {
+            let name = "m".repeat(i + 1);
+            log.push_str(&format!("ModuleNotFoundError: No module named '{name}'\n"));
+        }
+        let input = Input::from_bytes(Path::new("t.log"), log.into_bytes());
+        let r = analyze_input(
+            Database::embedded(),
+            input,
+            &ScanOptions::default(),
+            AnalyzeOptions {
+                all: false,
+                max_findings: 10,
+            },
+        );
+        assert_eq!(r.findings.len(), 10, "{:#?}", r.findings);
+        assert_eq!(r.findings_omitted, 35);
+        assert_eq!(r.findings.iter().filter(|f| f.is_failure()).count(), 5);
+        assert!(
+            r.findings[0].text.contains("named 'm'"),
+            "{}",
+            r.findings[0].text
+        );
+        // The survivable ones kept are the earliest.
+        assert!(
+            r.findings[5].text.contains("KeyError: 'k'"),
+            "{}",
+            r.findings[5].text
+        );
+        assert!(r.failed);
+    }
+
+    #[test]
+    fn an_input_cut_inside_a_traceback_ended_early() {
+        let r = report("ERROR 02-20 21:35:48 [x.py:1] something odd\nTraceback (most recent call last):\n  File \"a.py\", line 1, in f\n    g()\n");
+        assert!(r.ended_early);
+        assert!(r
+            .findings
+            .iter()
+            .filter(|f| f.signature.is_none())
+            .all(|f| f.tentative));
+        assert!(!r.findings.is_empty());
+        assert!(!r.failed, "a cut traceback alone is a guess, not a failure");
+        assert!(!report(&format!("{OOM}\n")).ended_early);
     }
 
     #[test]

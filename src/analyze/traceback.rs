@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::line::LineInfo;
+use super::line::{Level, LineInfo};
 use crate::compile::Marker;
 use crate::scan::Hit;
 
@@ -10,6 +10,10 @@ use crate::scan::Hit;
 const HEAD_FRAMES: usize = 1;
 /// Frames kept from the end of a traceback (the failing library's).
 const TAIL_FRAMES: usize = 4;
+/// Longest frame line kept, in bytes.
+const FRAME_BYTES: usize = 1024;
+/// Processes whose traceback state is kept; past this, the ones with no open traceback go.
+const MAX_PROCESSES: usize = 4096;
 
 /// What a hit line meant for its process's traceback.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +33,33 @@ struct Open {
     head: Vec<String>,
     tail: Vec<String>,
     total: usize,
+    /// The last line was a frame with a source line to follow (not `File "<frozen ...>"`):
+    /// the next line is that source line, indented or not (pastes lose indentation).
+    expect_source: bool,
+}
+
+impl Open {
+    fn frames(self) -> Vec<String> {
+        let mut frames = self.head;
+        let omitted = self.total - frames.len() - self.tail.len();
+        if omitted > 0 {
+            frames.push(format!("... {omitted} frames omitted ..."));
+        }
+        frames.extend(self.tail);
+        frames
+    }
+}
+
+fn cut(mut s: String, max: usize) -> String {
+    if s.len() > max {
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+        s.push('…');
+    }
+    s
 }
 
 #[derive(Default)]
@@ -52,9 +83,38 @@ impl Tracebacks {
         self.procs.get(process).is_some_and(|p| p.open.is_some())
     }
 
-    /// Feeds one hit line of `process` and says whether it ended a traceback.
+    /// Forgets every process's state (a new run starts).
+    pub fn clear(&mut self) {
+        self.procs.clear();
+    }
+
+    /// The tracebacks still open (no exception line yet), with their frames so far.
+    pub fn open_ones(&self) -> impl Iterator<Item = (&str, Vec<String>)> {
+        self.procs.iter().filter_map(|(name, p)| {
+            let o = p.open.as_ref()?;
+            let mut frames = o.head.clone();
+            let omitted = o.total - o.head.len() - o.tail.len();
+            if omitted > 0 {
+                frames.push(format!("... {omitted} frames omitted ..."));
+            }
+            frames.extend(o.tail.iter().cloned());
+            Some((name.as_str(), frames))
+        })
+    }
+
+    /// Feeds one line of `process` (a hit, or a context line with nothing matched) and says
+    /// whether it ended a traceback. A traceback ends at the next unindented line of its
+    /// process after its frames and their source and caret lines, whatever that line says
+    /// (an exception class or none); an interleaved INFO/WARNING log line that is not an
+    /// exception does not end it.
     pub fn observe(&mut self, process: &str, hit: &Hit, info: &LineInfo) -> Event {
         let m = &hit.matched;
+        if !self.procs.contains_key(process) && self.procs.len() >= MAX_PROCESSES {
+            self.procs.retain(|_, p| p.open.is_some());
+            if self.procs.len() >= MAX_PROCESSES {
+                self.procs.clear();
+            }
+        }
         let p = self.procs.entry(process.to_string()).or_default();
         if m.has(Marker::TracebackStart) {
             if !p.chained {
@@ -79,7 +139,8 @@ impl Tracebacks {
                 p.open = Some(Open::default());
             }
             if let Some(open) = &mut p.open {
-                let frame = info.message.trim().to_string();
+                open.expect_source = !info.message.contains("File \"<");
+                let frame = cut(info.message.trim().to_string(), FRAME_BYTES);
                 open.total += 1;
                 if open.head.len() < HEAD_FRAMES {
                     open.head.push(frame);
@@ -92,23 +153,34 @@ impl Tracebacks {
             }
             return Event::None;
         }
-        let ends = m.has(Marker::Exception) || !m.signatures.is_empty();
-        if ends && !info.message.starts_with([' ', '\t']) {
-            if let Some(open) = p.open.take() {
-                let mut frames = open.head;
-                let omitted = open.total - frames.len() - open.tail.len();
-                if omitted > 0 {
-                    frames.push(format!("... {omitted} frames omitted ..."));
-                }
-                frames.extend(open.tail);
-                let pos = p.chain_len;
-                p.chain_len += 1;
-                return Event::Exception {
-                    chain_pos: pos,
-                    frames,
-                };
-            }
+        let Some(open) = p.open.as_mut() else {
+            return Event::None;
+        };
+        let message = info.message.as_str();
+        let trimmed = message.trim();
+        let known = m.has(Marker::Exception) || !m.signatures.is_empty();
+        if std::mem::take(&mut open.expect_source) && !known && !trimmed.is_empty() {
+            return Event::None;
         }
-        Event::None
+        let source_or_caret = message.starts_with([' ', '\t'])
+            || trimmed.is_empty()
+            || trimmed.bytes().all(|b| matches!(b, b'^' | b'~' | b' '));
+        let interleaved = !known
+            && matches!(
+                info.level,
+                Some(Level::Debug | Level::Info | Level::Warning)
+            );
+        if source_or_caret || interleaved || (open.total == 0 && !known) {
+            return Event::None;
+        }
+        let Some(open) = p.open.take() else {
+            return Event::None;
+        };
+        let pos = p.chain_len;
+        p.chain_len += 1;
+        Event::Exception {
+            chain_pos: pos,
+            frames: open.frames(),
+        }
     }
 }

@@ -25,6 +25,11 @@ pub enum Marker {
     Exception = 16,
     /// A line logged at ERROR, CRITICAL or FATAL level.
     ErrorLevel = 32,
+    /// A line that says a process ended badly on its own: death by signal, a non-zero exit,
+    /// a Go/Rust/C++/Java crash, a compiler or linker error, a failed package build.
+    Terminal = 64,
+    /// A server or launcher's start-up banner: a new run may start here.
+    RunStart = 128,
 }
 
 /// Internal patterns for the markers. Each has a required literal like any signature.
@@ -53,6 +58,66 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
     // glog's `E1102 04:12:55.123 ...`: no literal long enough to anchor, so it runs on every
     // candidate line; alone, its automaton stops after a byte or two on other lines.
     (Marker::ErrorLevel, r"^\[?E\d{4} \d\d:\d\d:\d\d"),
+    // Death by signal: as the shell reports it, alone at the end of a line (a progress bar
+    // with no newline before it included), or with a core dump.
+    (
+        Marker::Terminal,
+        r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception) \(core dumped\)",
+    ),
+    (
+        Marker::Terminal,
+        r"(?:^|[\s|:\]])(?:Segmentation fault|Bus error|Killed|Aborted)\s*$",
+    ),
+    (
+        Marker::Terminal,
+        r"line \d+:\s+\d+ (?:Killed|Segmentation fault|Aborted|Bus error|Illegal instruction)",
+    ),
+    (Marker::Terminal, r"Fatal Python error: "),
+    // Go's runtime and Open MPI/UCX name the signal that killed the process.
+    (
+        Marker::Terminal,
+        r"(?:^|[|\]]\s*)SIG(?:SEGV|ABRT|BUS|ILL|FPE): ",
+    ),
+    (
+        Marker::Terminal,
+        r"Signal: (?:Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception) \(\d+\)",
+    ),
+    // A non-zero exit status.
+    (
+        Marker::Terminal,
+        r"exited with (?:exit )?code:? (?:-[1-9]|[1-9])",
+    ),
+    (
+        Marker::Terminal,
+        r"returned non-zero exit status (?:-[1-9]|[1-9])",
+    ),
+    (Marker::Terminal, r"exitcode\s*: (?:-[1-9]|[1-9])"),
+    // Go, C++, Rust and Java crashes.
+    (Marker::Terminal, r"(?:^|[|\]]\s*)(?:panic|fatal error): "),
+    (
+        Marker::Terminal,
+        r"terminate called (?:after throwing an instance of|without an active exception)",
+    ),
+    (Marker::Terminal, r"thread '[^']*' panicked at"),
+    (Marker::Terminal, r#"Exception in thread ""#),
+    // Compilers, assemblers, linkers and package builds.
+    (Marker::Terminal, r":\d+:\d+: (?:fatal )?error: "),
+    (Marker::Terminal, r"\(\d+\): (?:catastrophic )?error: "),
+    (
+        Marker::Terminal,
+        r"(?:ptxas (?:error|fatal)|nvcc fatal)\s*:",
+    ),
+    (Marker::Terminal, r"ld returned [1-9]\d* exit status"),
+    (Marker::Terminal, r"collect2: error"),
+    (
+        Marker::Terminal,
+        r"error: subprocess-exited-with-error|Failed building wheel for |Could not build wheels for ",
+    ),
+    // Start-up banners of servers and launchers.
+    (
+        Marker::RunStart,
+        r"vLLM API server version |Starting vLLM API server|server_args=ServerArgs\(|text_generation_launcher: Args \{|Starting elastic_operator with launch configs|Started a local Ray instance|Ray runtime started",
+    ),
 ];
 
 /// Who a compiled pattern belongs to.

@@ -590,13 +590,62 @@ pub fn unnamed(pattern: &str) -> String {
     out
 }
 
-/// Fills `{name}` placeholders in `text` from `captures`; unknown names stay as written.
+/// Longest capture text put into a remediation; the rest is counted.
+pub const MAX_CAPTURE_IN_REMEDIATION: usize = 256;
+
+/// The word shown for a placeholder whose capture did not match (an optional group).
+pub const MISSING_CAPTURE: &str = "(not captured)";
+
+/// Fills the `{name}` placeholders of `text` from `captures` in one pass over `text`: the
+/// inserted values are never scanned again (a capture holding `{other}` stays as written),
+/// each is cut at [`MAX_CAPTURE_IN_REMEDIATION`] bytes with `…(N more bytes)`, and a
+/// placeholder with no capture gets [`MISSING_CAPTURE`], never its raw `{name}`. Braces that
+/// do not form a placeholder (`{}`, `{a b}`) are kept. The output is at most `text.len()`
+/// plus 300 bytes per placeholder, whatever the captures hold.
+///
+/// ```
+/// use faultline::compile::interpolate;
+/// let caps = vec![("m".to_string(), "{m}{m}".to_string())];
+/// assert_eq!(interpolate("pip install {m} ({x})", &caps), "pip install {m}{m} ((not captured))");
+/// ```
 pub fn interpolate(text: &str, captures: &[(String, String)]) -> String {
-    let mut out = text.to_string();
-    for (name, value) in captures {
-        out = out.replace(&format!("{{{name}}}"), value);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let name_len = after
+            .bytes()
+            .take_while(|b| b.is_ascii_alphanumeric() || *b == b'_')
+            .count();
+        if name_len > 0 && after.as_bytes().get(name_len) == Some(&b'}') {
+            let name = &after[..name_len];
+            match captures.iter().find(|(n, _)| n == name) {
+                Some((_, value)) => push_cut(&mut out, value, MAX_CAPTURE_IN_REMEDIATION),
+                None => out.push_str(MISSING_CAPTURE),
+            }
+            rest = &after[name_len + 1..];
+        } else {
+            out.push('{');
+            rest = after;
+        }
     }
+    out.push_str(rest);
     out
+}
+
+/// Appends `value` cut at `max` bytes (on a character boundary), saying how much was cut.
+fn push_cut(out: &mut String, value: &str, max: usize) {
+    if value.len() <= max {
+        out.push_str(value);
+        return;
+    }
+    let mut end = max;
+    while !value.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.push_str(&value[..end]);
+    out.push_str(&format!("…({} more bytes)", value.len() - end));
 }
 
 #[cfg(test)]
@@ -891,6 +940,52 @@ mod tests {
         assert_eq!(
             interpolate("pip install {module}", &caps),
             "pip install vllm._C"
+        );
+    }
+
+    #[test]
+    fn interpolation_never_rescans_inserted_text() {
+        // A crafted capture that names placeholders: expanded once, as text.
+        let reason = "{reason}".repeat(45_000);
+        let caps = vec![
+            ("reason".to_string(), reason.clone()),
+            ("other".to_string(), "x".to_string()),
+        ];
+        let out = interpolate("Reason: {reason}; also {reason} and {other}", &caps);
+        assert!(
+            out.len() < 2 * (MAX_CAPTURE_IN_REMEDIATION + 64) + 40,
+            "{}",
+            out.len()
+        );
+        assert!(
+            out.contains(&format!("…({} more bytes)", reason.len() - 256)),
+            "{out}"
+        );
+        assert!(out.ends_with(" and x"), "{out}");
+        // Order of captures does not matter: the template decides.
+        let rev: Vec<_> = caps.iter().rev().cloned().collect();
+        assert_eq!(
+            interpolate("Reason: {reason}; also {reason} and {other}", &rev),
+            out
+        );
+    }
+
+    #[test]
+    fn interpolation_shows_no_unfilled_placeholder() {
+        let out = interpolate(
+            "Set --kv-cache-dtype {kv_cache_dtype} (was {x}) {} {a b} {",
+            &[],
+        );
+        assert_eq!(
+            out,
+            "Set --kv-cache-dtype (not captured) (was (not captured)) {} {a b} {"
+        );
+        // A multi-byte character at the cut stays whole.
+        let long = "é".repeat(200);
+        let out = interpolate("{v}", &[("v".into(), long)]);
+        assert!(
+            out.starts_with(&"é".repeat(128)) && out.ends_with("…(144 more bytes)"),
+            "{out}"
         );
     }
 }

@@ -62,14 +62,18 @@ fn n(v: u64) -> String {
 }
 
 fn processes(f: &Finding) -> String {
+    let total = (f.process_count as usize).max(f.processes.len());
     match f.processes.len() {
         0 => String::new(),
-        1 => format!(" · {}", safe(&f.processes[0])),
-        k if k <= 4 => format!(" · {}", safe(&f.processes.join(", "))),
-        k => format!(
-            " · {}, {} … ({k} processes)",
+        1 if total <= 1 => format!(" · {}", safe(&f.processes[0])),
+        k if k <= 4 && total == k => format!(" · {}", safe(&f.processes.join(", "))),
+        _ => format!(
+            " · {}{} … ({total} processes)",
             safe(&f.processes[0]),
-            safe(&f.processes[1])
+            f.processes
+                .get(1)
+                .map(|p| format!(", {}", safe(p)))
+                .unwrap_or_default()
         ),
     }
 }
@@ -87,10 +91,23 @@ fn occurrences(f: &Finding) -> String {
     }
 }
 
-fn detailed(out: &mut String, label: &str, f: &Finding) {
+fn detailed(out: &mut String, label: &str, f: &Finding, runs: u32) {
     let id = safe(f.signature.as_deref().unwrap_or("unclassified"));
     let _ = writeln!(out, "{label}: {}  [{id}]", safe(&f.title));
-    let _ = writeln!(out, "  {}{}", occurrences(f), processes(f));
+    let mut at = occurrences(f);
+    if runs > 1 {
+        at.push_str(&format!(" · run {} of {runs}", f.run));
+    }
+    if let Some(t) = &f.timestamp {
+        at.push_str(&format!(" · {}", safe(t)));
+    }
+    let _ = writeln!(out, "  {at}{}", processes(f));
+    if f.tentative {
+        let _ = writeln!(
+            out,
+            "  (tentative: the input ended early; the cause may be past the cut)"
+        );
+    }
     let _ = writeln!(out, "  > {}", shown(&f.text, f.text_truncated));
     if let Some(fix) = &f.remediation {
         let _ = writeln!(out, "  Fix: {}", safe(fix));
@@ -142,32 +159,64 @@ pub fn render_human(r: &Report, all: bool) -> String {
             safe(e)
         );
     }
-    let causes: Vec<&Finding> = r
-        .findings
-        .iter()
-        .filter(|f| matches!(f.role, FindingRole::Cause | FindingRole::Unclassified))
-        .collect();
+    if r.ended_early && r.error.is_none() {
+        let _ = writeln!(
+            out,
+            "NOTE: the input ends inside a traceback: it was cut off, the cause may be missing"
+        );
+    }
+    let causes: Vec<&Finding> = r.findings.iter().filter(|f| f.is_failure()).collect();
     match causes.split_first() {
         None => {
             let _ = writeln!(out, "No failure found.");
         }
         Some((first, rest)) => {
             let _ = writeln!(out);
-            detailed(&mut out, "ROOT CAUSE", first);
+            if r.runs > 1 && first.run < r.runs {
+                let _ = writeln!(
+                    out,
+                    "run {} of {} failed; the last run shows no failure",
+                    first.run, r.runs
+                );
+            }
+            detailed(&mut out, "ROOT CAUSE", first, r.runs);
             for f in rest {
                 let _ = writeln!(out);
                 let label = format!(
-                    "#{} {}",
+                    "#{} {}{}",
                     f.rank,
                     if f.role == FindingRole::Cause {
                         "ALSO A CAUSE"
                     } else {
                         "UNCLASSIFIED"
+                    },
+                    if r.runs > 1 && f.run != first.run {
+                        format!(" (run {})", f.run)
+                    } else {
+                        String::new()
                     }
                 );
-                detailed(&mut out, &label, f);
+                detailed(&mut out, &label, f, r.runs);
             }
         }
+    }
+    let survived: Vec<&Finding> = r.findings.iter().filter(|f| f.is_survived()).collect();
+    if !survived.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nSurvived (failures the process went on after; they do not fail the log):"
+        );
+        for f in &survived {
+            brief(&mut out, f);
+        }
+    }
+    if r.findings_omitted > 0 {
+        let _ = writeln!(
+            out,
+            "\n{} lower-ranked finding{} left out (--max-findings).",
+            n(r.findings_omitted),
+            if r.findings_omitted == 1 { "" } else { "s" }
+        );
     }
     let symptoms: Vec<&Finding> = r
         .findings

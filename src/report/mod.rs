@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 pub use human::render_human;
 
 /// The JSON schema version; bumped when a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// What kind of finding this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -62,8 +62,31 @@ pub struct Finding {
     pub text_truncated: bool,
     /// How many lines folded into this finding.
     pub count: u64,
-    /// The process tags it came from, in order of first appearance.
+    /// The process tags it came from, in order of first appearance (the first
+    /// [`MAX_PROCESSES_LISTED`]).
     pub processes: Vec<String>,
+    /// How many distinct processes it came from (exact up to 1024, estimated within about
+    /// 2% above).
+    #[serde(default)]
+    pub process_count: u64,
+    /// Whether the process could go on after it: a survivable signature, or an unclassified
+    /// exception after which its process went on. Survivable failures rank below fatal ones
+    /// and do not make a log failed.
+    #[serde(default)]
+    pub survivable: bool,
+    /// Whether the failure ended its process: a terminal marker followed it, or its process
+    /// printed nothing more.
+    #[serde(default)]
+    pub ended_process: bool,
+    /// The 1-based run of the input it belongs to (see [`Report::runs`]).
+    #[serde(default = "one")]
+    pub run: u32,
+    /// The first occurrence's timestamp as the line prints it, if it has one.
+    #[serde(default)]
+    pub timestamp: Option<String>,
+    /// An unclassified guess in an input that ended early: the cause may be past the cut.
+    #[serde(default)]
+    pub tentative: bool,
     /// Named captures of the first occurrence.
     pub captures: BTreeMap<String, String>,
     /// What to do, with captures filled in (null for unclassified findings).
@@ -72,6 +95,26 @@ pub struct Finding {
     pub traceback: Option<Vec<String>>,
     /// Why the finding stands where it does in the ranking.
     pub why: String,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// Process tags listed per finding; `process_count` counts them all.
+pub const MAX_PROCESSES_LISTED: usize = 64;
+
+impl Finding {
+    /// Whether this finding is a failure: a cause or unclassified finding that is not
+    /// survivable.
+    pub fn is_failure(&self) -> bool {
+        matches!(self.role, FindingRole::Cause | FindingRole::Unclassified) && !self.survivable
+    }
+
+    /// Whether this is a survivable cause or unclassified finding (shown under "Survived").
+    pub fn is_survived(&self) -> bool {
+        matches!(self.role, FindingRole::Cause | FindingRole::Unclassified) && self.survivable
+    }
 }
 
 /// One matched line, for `--all`.
@@ -122,6 +165,20 @@ pub struct Report {
     pub bytes: u64,
     pub lines: u64,
     pub findings: Vec<Finding>,
+    /// Runs recognised in the input (start-up banners, timestamps stepping back); at least 1
+    /// when the input has lines.
+    #[serde(default)]
+    pub runs: u32,
+    /// Whether some run failed: a fatal cause or fatal unclassified finding exists.
+    #[serde(default)]
+    pub failed: bool,
+    /// Findings left out by `--max-findings` (the lowest-ranked first).
+    #[serde(default)]
+    pub findings_omitted: u64,
+    /// Whether the input ended early: a read or decompression error after some data, or
+    /// the end of input inside an open traceback.
+    #[serde(default)]
+    pub ended_early: bool,
     pub counts: Counts,
     /// Every matched line (only with `--all`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -159,18 +216,20 @@ impl Report {
         self.input_raw.as_deref().unwrap_or(&self.input)
     }
 
-    /// Whether the input was diagnosed: a cause or an unclassified finding exists.
+    /// Whether the input failed: some run has a fatal (not survivable) cause or unclassified
+    /// finding. This decides the exit status (0 when some input failed).
     pub fn diagnosed(&self) -> bool {
-        self.findings
-            .iter()
-            .any(|f| matches!(f.role, FindingRole::Cause | FindingRole::Unclassified))
+        self.findings.iter().any(Finding::is_failure)
     }
 
-    /// The first finding, the root cause, if any.
+    /// The same as [`Report::diagnosed`].
+    pub fn failed(&self) -> bool {
+        self.diagnosed()
+    }
+
+    /// The first finding, the root cause, if the input failed.
     pub fn root_cause(&self) -> Option<&Finding> {
-        self.findings
-            .first()
-            .filter(|f| matches!(f.role, FindingRole::Cause | FindingRole::Unclassified))
+        self.findings.first().filter(|f| f.is_failure())
     }
 
     /// The report as one line of JSON.

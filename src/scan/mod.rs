@@ -10,7 +10,7 @@ use std::io::Read;
 use memchr::{memchr, memrchr};
 use rayon::prelude::*;
 
-use crate::compile::{Cursor, Database, LineMatch, Scratch};
+use crate::compile::{Cursor, Database, LineMatch, Marker, Scratch};
 
 pub use input::{decode, open, Input, InputKind};
 
@@ -42,7 +42,9 @@ impl Default for ScanOptions {
     }
 }
 
-/// One line that matched a signature or a structural marker.
+/// One line that matched a signature or a structural marker, or (with an empty `matched`) one
+/// of the [`CONTEXT_LINES`] lines after a traceback frame, traceback start or exception line:
+/// the analysis needs those to find where a traceback ends and whether its process went on.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hit {
     /// 1-based line number, as `grep -n` counts.
@@ -74,6 +76,25 @@ fn trim_cr(line: &[u8]) -> &[u8] {
     }
 }
 
+/// Lines after a trigger line (a traceback start, frame or exception line) delivered even
+/// when they match nothing.
+pub const CONTEXT_LINES: usize = 8;
+
+/// Most bytes one scanned chunk covers: what the hits of one chunk can hold is bounded by
+/// this, and at most [`in_flight`] chunks are held at once.
+pub const MAX_CHUNK: usize = 4 << 20;
+
+/// Chunks scanned but not yet analysed, at most, for `threads` workers.
+pub fn in_flight(threads: usize) -> usize {
+    threads.saturating_mul(2).max(2)
+}
+
+/// Whether a matched line opens a context window.
+#[inline]
+fn triggers(m: &LineMatch) -> bool {
+    m.markers & (Marker::Frame as u8 | Marker::TracebackStart as u8 | Marker::Exception as u8) != 0
+}
+
 struct ChunkHit {
     /// Newlines before this line, counted from the chunk start.
     newlines: u64,
@@ -84,8 +105,37 @@ struct ChunkHit {
     matched: LineMatch,
 }
 
-/// What scanning a chunk gives: its hits, its newline count, whether it holds a NUL byte.
-type Scanned = (Vec<ChunkHit>, u64, bool);
+/// What scanning a chunk gives.
+struct Scanned {
+    /// Matched lines and context lines, in order.
+    hits: Vec<ChunkHit>,
+    /// Newlines in the chunk.
+    newlines: u64,
+    /// Whether the chunk holds a NUL byte.
+    nul: bool,
+    /// The chunk's first [`CONTEXT_LINES`] lines (as context lines): the merge delivers those
+    /// a previous chunk's window reaches into.
+    head: Vec<ChunkHit>,
+    /// Lines of the next chunk still in this chunk's last context window.
+    window_left: usize,
+}
+
+/// A line as a hit of its chunk, cut to `cap`.
+fn chunk_line(
+    newlines: u64,
+    start: usize,
+    line: &[u8],
+    cap: usize,
+    matched: LineMatch,
+) -> ChunkHit {
+    ChunkHit {
+        newlines,
+        start,
+        text: line[..line.len().min(cap)].to_vec(),
+        truncated: line.len() > cap,
+        matched,
+    }
+}
 
 /// Scans `buf` (which starts at a line start) and returns its hits, newline count and
 /// whether it holds a NUL byte. Newlines and NULs are counted in the stretch the prefilter
@@ -94,7 +144,7 @@ type Scanned = (Vec<ChunkHit>, u64, bool);
 fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
     let cap = cap.max(1);
     let m = db.matcher();
-    let mut hits = Vec::new();
+    let mut hits: Vec<ChunkHit> = Vec::new();
     let mut scratch = Scratch::default();
     let mut matched = LineMatch::default();
     let mut pos = 0;
@@ -102,7 +152,25 @@ fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
     let mut newlines = 0u64;
     let mut cursor = Cursor::default();
     let mut nul = false;
-    while let Some(hit) = m.find_candidate_from(buf, pos, &mut cursor) {
+    let mut window = 0usize;
+    loop {
+        let candidate = m.find_candidate_from(buf, pos, &mut cursor);
+        if window > 0 && pos < buf.len() {
+            let end = memchr(b'\n', &buf[pos..]).map_or(buf.len(), |i| pos + i);
+            if candidate.is_none_or(|c| c >= end) {
+                // A line in a trigger's window with no candidate: delivered as context.
+                let passed = &buf[counted..pos];
+                newlines += bytecount::count(passed, b'\n') as u64;
+                nul = nul || memchr(0, passed).is_some();
+                counted = pos;
+                let line = trim_cr(&buf[pos..end]);
+                hits.push(chunk_line(newlines, pos, line, cap, LineMatch::default()));
+                window -= 1;
+                pos = end + 1;
+                continue;
+            }
+        }
+        let Some(hit) = candidate else { break };
         let start = memrchr(b'\n', &buf[pos..hit]).map_or(pos, |i| pos + i + 1);
         let end = memchr(b'\n', &buf[hit..]).map_or(buf.len(), |i| hit + i);
         let passed = &buf[counted..start];
@@ -111,21 +179,52 @@ fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
         counted = start;
         let line = trim_cr(&buf[start..end]);
         m.confirm(line, &mut scratch, &mut matched);
+        // Lines skipped since `pos` (none when a window is open) closed no window.
         if !matched.is_empty() {
-            hits.push(ChunkHit {
+            let trigger = triggers(&matched);
+            hits.push(chunk_line(
                 newlines,
                 start,
-                text: line[..line.len().min(cap)].to_vec(),
-                truncated: line.len() > cap,
-                matched: std::mem::take(&mut matched),
-            });
+                line,
+                cap,
+                std::mem::take(&mut matched),
+            ));
+            window = if trigger {
+                CONTEXT_LINES
+            } else {
+                window.saturating_sub(1)
+            };
+        } else if window > 0 {
+            hits.push(chunk_line(newlines, start, line, cap, LineMatch::default()));
+            window -= 1;
         }
         pos = end + 1;
     }
     let rest = &buf[counted.min(buf.len())..];
     newlines += bytecount::count(rest, b'\n') as u64;
     nul = nul || memchr(0, rest).is_some();
-    (hits, newlines, nul)
+    // The first lines, for a window that a previous chunk opened.
+    let mut head = Vec::new();
+    let mut at = 0;
+    while head.len() < CONTEXT_LINES && at < buf.len() {
+        let end = memchr(b'\n', &buf[at..]).map_or(buf.len(), |i| at + i);
+        let line = trim_cr(&buf[at..end]);
+        head.push(chunk_line(
+            head.len() as u64,
+            at,
+            line,
+            cap,
+            LineMatch::default(),
+        ));
+        at = end + 1;
+    }
+    Scanned {
+        hits,
+        newlines,
+        nul,
+        head,
+        window_left: window,
+    }
 }
 
 /// Splits `buf` into chunks of about `size` bytes, each ending just after a newline.
@@ -165,7 +264,11 @@ pub fn scan_slice(
 /// unmap on the calling thread at the end.
 pub(crate) type Release<'a> = &'a (dyn Fn(&[u8]) + Sync);
 
-/// [`scan_slice`], with `release` called for each scanned chunk of a parallel scan.
+/// [`scan_slice`], with `release` called for each scanned chunk (its pages may go back).
+///
+/// Memory: chunks are at most [`MAX_CHUNK`] bytes and at most [`in_flight`]`(threads)` of
+/// them are scanned ahead of the sink, so the hits held at once are bounded by the thread
+/// count, not by the input's size or its number of matches.
 pub(crate) fn scan_slice_releasing(
     db: &Database,
     buf: &[u8],
@@ -174,26 +277,34 @@ pub(crate) fn scan_slice_releasing(
     release: Option<Release<'_>>,
 ) -> ScanStats {
     let threads = opts.threads.clamp(1, MAX_THREADS);
-    // Many chunks per thread, so that the threads finish close together.
-    let chunk = (buf.len() / (threads * 32)).max(opts.min_chunk.max(1));
+    // Many chunks per thread, so that the threads finish close together; none over
+    // MAX_CHUNK, so that one chunk's hits stay small.
+    let chunk = (buf.len() / threads.saturating_mul(32).max(1))
+        .max(opts.min_chunk.max(1))
+        .min(MAX_CHUNK.max(opts.min_chunk));
     // NUL anywhere counts (as in a stream scan), looked for chunk by chunk on the workers.
     let cap = opts.max_line_bytes;
     let mut merged = Merge::default();
     if threads == 1 || buf.len() <= chunk {
-        merged.push(0, scan_chunk(db, buf, cap), sink);
+        for bound in chunk_bounds(buf, chunk) {
+            let done = scan_chunk_releasing(db, buf, bound, cap, release);
+            merged.push(bound.0 as u64, done, sink);
+        }
     } else if rayon::current_thread_index().is_none() {
         scan_parallel(db, buf, chunk, threads, cap, sink, release, &mut merged);
     } else {
         // On a pool thread (many files scanned at once): blocking it on a channel while
-        // the pool runs the chunks could starve the pool, so the chunks run as one
-        // parallel job that this thread helps with, and their hits follow.
+        // the pool runs the chunks could starve the pool, so the chunks run as parallel
+        // jobs that this thread helps with, a bounded batch at a time, and their hits follow.
         let bounds = chunk_bounds(buf, chunk);
-        let results: Vec<Scanned> = bounds
-            .par_iter()
-            .map(|&bound| scan_chunk_releasing(db, buf, bound, cap, release))
-            .collect();
-        for (&(s, _), done) in bounds.iter().zip(results) {
-            merged.push(s, done, sink);
+        for batch in bounds.chunks(in_flight(threads)) {
+            let results: Vec<Scanned> = batch
+                .par_iter()
+                .map(|&bound| scan_chunk_releasing(db, buf, bound, cap, release))
+                .collect();
+            for (&(s, _), done) in batch.iter().zip(results) {
+                merged.push(s as u64, done, sink);
+            }
         }
     }
     ScanStats {
@@ -209,14 +320,48 @@ struct Merge {
     /// Newlines in the chunks passed so far.
     newlines: u64,
     binary: bool,
+    /// Lines still in the last context window, reaching into the next chunk.
+    window: usize,
 }
 
 impl Merge {
-    /// Passes the hits of the chunk at `buf[start..]`, the next one in input order.
-    fn push(&mut self, start: usize, (hits, n, nul): Scanned, sink: &mut dyn FnMut(Hit)) {
-        emit(start as u64, self.newlines, hits, sink);
-        self.newlines += n;
-        self.binary |= nul;
+    /// Passes the hits of the chunk at input offset `start`, the next one in input order,
+    /// with the lines of its head that a previous chunk's window reaches.
+    fn push(&mut self, start: u64, done: Scanned, sink: &mut dyn FnMut(Hit)) {
+        let carried = self.window.min(done.head.len());
+        let mut head = done.head.into_iter().take(carried).peekable();
+        for h in done.hits {
+            while let Some(c) = head.next_if(|c| c.newlines <= h.newlines) {
+                if c.newlines < h.newlines {
+                    emit(start, self.newlines, c, sink);
+                }
+            }
+            emit(start, self.newlines, h, sink);
+        }
+        for c in head {
+            emit(start, self.newlines, c, sink);
+        }
+        let lines_here = usize::try_from(done.newlines).unwrap_or(usize::MAX);
+        self.window = done.window_left.max(self.window.saturating_sub(lines_here));
+        self.newlines += done.newlines;
+        self.binary |= done.nul;
+    }
+
+    /// A line outside any chunk (a streamed line over the cap) passed on its own;
+    /// `terminated` when a newline ends it.
+    fn push_long(&mut self, hit: Option<Hit>, terminated: bool, sink: &mut dyn FnMut(Hit)) {
+        match hit {
+            Some(h) => {
+                self.window = if triggers(&h.matched) {
+                    CONTEXT_LINES
+                } else {
+                    self.window.saturating_sub(1)
+                };
+                sink(h);
+            }
+            None => self.window = self.window.saturating_sub(1),
+        }
+        self.newlines += u64::from(terminated);
     }
 }
 
@@ -238,6 +383,8 @@ fn scan_chunk_releasing(
 /// Scans the chunks of `buf` on `threads` workers, which take chunks in input order, while
 /// the calling thread passes each finished chunk's hits to `sink` (through `merged`) as soon
 /// as every chunk before it is done: the sink's work overlaps the scan instead of following it.
+/// A worker takes chunk `i` only once chunk `i - in_flight(threads)` has been passed on, so
+/// the finished chunks waiting for the sink stay few.
 #[allow(clippy::too_many_arguments)]
 fn scan_parallel(
     db: &Database,
@@ -249,19 +396,35 @@ fn scan_parallel(
     release: Option<Release<'_>>,
     merged: &mut Merge,
 ) {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex};
     let bounds = chunk_bounds(buf, chunk);
     let next = AtomicUsize::new(0);
+    let ahead = in_flight(threads);
+    // Chunks passed to the sink so far; workers wait on it to stay within `ahead`.
+    let passed = Mutex::new(0usize);
+    let moved = Condvar::new();
+    let stop = AtomicBool::new(false);
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Scanned)>();
     std::thread::scope(|scope| {
         let bounds = &bounds;
         let next = &next;
+        let (passed, moved, stop) = (&passed, &moved, &stop);
         scope.spawn(move || {
             (0..threads.min(bounds.len()))
                 .into_par_iter()
                 .for_each_with(tx, |tx, _| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(&bound) = bounds.get(i) else { break };
+                    {
+                        let mut done = passed.lock().unwrap_or_else(|e| e.into_inner());
+                        while i >= *done + ahead && !stop.load(Ordering::Relaxed) {
+                            done = moved.wait(done).unwrap_or_else(|e| e.into_inner());
+                        }
+                    }
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let done = scan_chunk_releasing(db, buf, bound, cap, release);
                     // A closed channel means the receiver is gone: nothing left to do.
                     if tx.send((i, done)).is_err() {
@@ -269,30 +432,40 @@ fn scan_parallel(
                     }
                 });
         });
+        // Wakes the workers however this thread leaves (a panicking sink included).
+        struct Wake<'a>(&'a AtomicBool, &'a Condvar, &'a Mutex<usize>);
+        impl Drop for Wake<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+                let _guard = self.2.lock();
+                self.1.notify_all();
+            }
+        }
+        let _wake = Wake(stop, moved, passed);
         let mut pending = std::collections::BTreeMap::new();
         let mut want = 0;
         for (i, result) in rx {
             pending.insert(i, result);
             while let Some(done) = pending.remove(&want) {
-                merged.push(bounds[want].0, done, sink);
+                merged.push(bounds[want].0 as u64, done, sink);
                 want += 1;
+                *passed.lock().unwrap_or_else(|e| e.into_inner()) = want;
+                moved.notify_all();
             }
         }
     });
 }
 
-/// Turns chunk hits into hits; the chunk starts at input offset `offset`, after
+/// Turns a chunk hit into a hit; the chunk starts at input offset `offset`, after
 /// `lines_before` newlines.
-fn emit(offset: u64, lines_before: u64, hits: Vec<ChunkHit>, sink: &mut dyn FnMut(Hit)) {
-    for h in hits {
-        sink(Hit {
-            line: lines_before + h.newlines + 1,
-            offset: offset + h.start as u64,
-            text: h.text,
-            text_truncated: h.truncated,
-            matched: h.matched,
-        });
-    }
+fn emit(offset: u64, lines_before: u64, h: ChunkHit, sink: &mut dyn FnMut(Hit)) {
+    sink(Hit {
+        line: lines_before + h.newlines + 1,
+        offset: offset + h.start as u64,
+        text: h.text,
+        text_truncated: h.truncated,
+        matched: h.matched,
+    });
 }
 
 /// Bytes of a too-long line kept from one window to the next, so that a match straddling
@@ -333,7 +506,7 @@ pub fn scan_reader(
     let mut stats = ScanStats::default();
     // Absolute offset of buf[0], and newlines seen before it.
     let mut offset = 0u64;
-    let mut newlines = 0u64;
+    let mut merged = Merge::default();
     let mut last_byte = b'\n';
     let mut long: Option<LongLine> = None;
     let mut scratch = Scratch::default();
@@ -370,8 +543,7 @@ pub fn scan_reader(
             match memchr(b'\n', &buf) {
                 Some(i) => {
                     scan_window(db, &mut l, &buf[..i], &mut scratch, &mut stats.binary);
-                    finish_long(l, cap, sink);
-                    newlines += 1;
+                    merged.push_long(finish_long(l, cap), true, sink);
                     offset += (i + 1) as u64;
                     buf.drain(..=i);
                 }
@@ -380,7 +552,7 @@ pub fn scan_reader(
                     offset += buf.len() as u64;
                     buf.clear();
                     if eof {
-                        finish_long(l, cap, sink);
+                        merged.push_long(finish_long(l, cap), false, sink);
                     } else {
                         long = Some(l);
                     }
@@ -397,15 +569,14 @@ pub fn scan_reader(
         };
         // Every byte is scanned once, here or in a long line's window: that is where NUL
         // bytes are looked for.
-        let (hits, n, nul) = scan_chunk(db, &buf[..whole], cap);
-        stats.binary |= nul;
-        emit(offset, newlines, hits, sink);
-        newlines += n;
+        let done = scan_chunk(db, &buf[..whole], cap);
+        stats.binary |= done.nul;
+        merged.push(offset, done, sink);
         offset += whole as u64;
         buf.drain(..whole);
         if buf.len() > cap && !eof {
             let mut l = LongLine {
-                line: newlines + 1,
+                line: merged.newlines + 1,
                 offset,
                 text: Vec::new(),
                 len: 0,
@@ -421,7 +592,7 @@ pub fn scan_reader(
             long = Some(l);
         }
     }
-    stats.lines = newlines + u64::from(stats.bytes > 0 && last_byte != b'\n');
+    stats.lines = merged.newlines + u64::from(stats.bytes > 0 && last_byte != b'\n');
     (stats, error)
 }
 
@@ -468,21 +639,21 @@ fn confirm_into(db: &Database, l: &mut LongLine, bytes: &[u8], scratch: &mut Scr
     }
 }
 
-/// Emits a long line's hit; its text is its first `cap` bytes (without a final `\r`).
-fn finish_long(mut l: LongLine, cap: usize, sink: &mut dyn FnMut(Hit)) {
+/// A long line's hit, if it matched; its text is its first `cap` bytes (without a final `\r`).
+fn finish_long(mut l: LongLine, cap: usize) -> Option<Hit> {
     if l.matched.is_empty() {
-        return;
+        return None;
     }
     let len = l.len - u64::from(l.last_cr);
     let shown = (cap as u64).min(len) as usize;
     l.text.truncate(shown);
-    sink(Hit {
+    Some(Hit {
         line: l.line,
         offset: l.offset,
         text: l.text,
         text_truncated: len > cap as u64,
         matched: l.matched,
-    });
+    })
 }
 
 #[cfg(test)]
