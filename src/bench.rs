@@ -406,15 +406,36 @@ fn label(b: &SetBench) -> String {
     format!("{} {}", b.database.name, b.database.version)
 }
 
-/// Renders one set, or two side by side with the ratio of the first to the second.
+/// Renders one set, or two side by side with the ratio of the first to the second, labelled
+/// by database name and version, every per-signature row, and the unreadable logs.
 pub fn render_human(sets: &[SetBench]) -> String {
+    let labels: Vec<String> = sets.iter().map(label).collect();
+    let mut out = render_labeled(sets, &labels, true);
+    for (s, l) in sets.iter().zip(&labels) {
+        for e in &s.errors {
+            let _ = writeln!(out, "\nunreadable in {l}: {e}");
+        }
+    }
+    out
+}
+
+/// Renders one set, or two side by side with the ratio of the first to the second, each
+/// headed by its label (e.g. the path it came from). Per-signature rows where no set had a
+/// candidate line are left out (and counted) unless `all_rows`. Unreadable logs are not
+/// listed (the caller reports `errors`).
+pub fn render_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> String {
     let mut out = String::new();
     let Some(first) = sets.first() else {
         return out;
     };
+    let labels: Vec<String> = sets
+        .iter()
+        .enumerate()
+        .map(|(i, s)| labels.get(i).cloned().unwrap_or_else(|| label(s)))
+        .collect();
     let two = sets.len() > 1;
     let mut head = vec![String::new()];
-    head.extend(sets.iter().map(label));
+    head.extend(labels.iter().cloned());
     if two {
         head.push("ratio".into());
     }
@@ -490,7 +511,7 @@ pub fn render_human(sets: &[SetBench]) -> String {
     }
     out.push_str(&crate::summary::table(&rows, false));
     if two {
-        out.push_str("(ratio: first set / --against set)\n");
+        let _ = writeln!(out, "(ratio: {} / {})", labels[0], labels[1]);
     }
 
     out.push_str("\nPer signature (candidates = lines whose literals sent them to confirmation; matches = lines confirmed):\n");
@@ -511,8 +532,7 @@ pub fn render_human(sets: &[SetBench]) -> String {
         t(b).total_cmp(&t(a)).then_with(|| a.cmp(b))
     });
     let mut head = vec!["signature".to_string()];
-    for s in sets {
-        let l = label(s);
+    for l in &labels {
         head.extend([
             format!("candidates [{l}]"),
             "matches".into(),
@@ -520,7 +540,15 @@ pub fn render_human(sets: &[SetBench]) -> String {
         ]);
     }
     let mut rows = vec![head];
+    let mut hidden = 0;
     for id in ids {
+        let idle = sets
+            .iter()
+            .all(|s| cost_of(s, id).is_none_or(|c| c.candidates == 0 && c.matches == 0));
+        if idle && !all_rows {
+            hidden += 1;
+            continue;
+        }
         let mut v = vec![id.to_string()];
         for s in sets {
             match cost_of(s, id) {
@@ -535,20 +563,18 @@ pub fn render_human(sets: &[SetBench]) -> String {
         rows.push(v);
     }
     out.push_str(&crate::summary::table(&rows, true));
-    for s in sets {
+    if hidden > 0 {
+        let _ = writeln!(
+            out,
+            "({hidden} signatures without a candidate line on this corpus not shown; --all-rows shows them)"
+        );
+    }
+    for (s, l) in sets.iter().zip(&labels) {
         if !s.accuracy.misses.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nMisses of {} ({}):",
-                label(s),
-                s.accuracy.misses.len()
-            );
+            let _ = writeln!(out, "\nMisses of {l} ({}):", s.accuracy.misses.len());
             for m in &s.accuracy.misses {
                 let _ = writeln!(out, "  {}: {}", m.case, m.reason);
             }
-        }
-        for e in &s.errors {
-            let _ = writeln!(out, "\nunreadable in {}: {e}", label(s));
         }
     }
     out

@@ -19,6 +19,8 @@ use faultline::signature::{load_dir, SignatureSet};
 use faultline::summary::{Summary, SummaryBuilder};
 use faultline::{diff, Database, Error};
 
+mod cli;
+
 /// Exit status: at least one input diagnosed.
 const EXIT_DIAGNOSED: u8 = 0;
 /// Exit status: every input scanned clean.
@@ -26,10 +28,19 @@ const EXIT_CLEAN: u8 = 1;
 /// Exit status: an error happened (bad signatures, unreadable or corrupt input).
 const EXIT_ERROR: u8 = 2;
 
+/// The exit-status rule of `scan` and `summary`, shown in `--help`.
+const EXIT_STATUS_HELP: &str = "\
+Exit status (grep's rule):
+  0  at least one input was diagnosed (a cause or an unclassified finding)
+  1  every input scanned clean (noise only, or nothing matched)
+  2  an error: bad flags or signatures, an unreadable or corrupt input, no input selected
+     (the other inputs are still scanned and reported)";
+
 #[derive(Parser)]
 #[command(
     name = "faultline",
-    about = "Names the root cause of a failure in ML-serving and GPU logs."
+    about = "Names the root cause of a failure in ML-serving and GPU logs.",
+    after_help = EXIT_STATUS_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -39,22 +50,39 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Scan logs (files, directories, .gz, .zst; none or `-` reads stdin) and name the root cause.
+    #[command(after_help = EXIT_STATUS_HELP)]
     Scan(ScanArgs),
     /// Check, list, compare and export signature databases.
     #[command(subcommand)]
     Db(DbCommand),
     /// Merge the JSON lines of `scan --format json` runs (e.g. shards) into one summary.
+    #[command(after_help = EXIT_STATUS_HELP)]
     Summary(SummaryArgs),
     /// Measure a signature set over a corpus: throughput, per-signature cost, accuracy.
+    #[command(after_help = "\
+Exit status: 0 measured; 2 an error (a set that does not load or compile, an unreadable log:
+named on stderr and left out of every number).")]
     Bench(BenchArgs),
 }
 
+/// The output formats of `scan` and `summary`.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 enum Format {
+    /// Text for people.
     Human,
+    /// JSON (for `scan`: one object per input, one per line).
     Json,
-    /// Summaries only (`scan --summary`, `summary`).
+    /// One CSV table (summaries only: `scan --summary`, `summary`).
     Csv,
+}
+
+/// The output formats of `bench`, `db list` and `db diff`.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum TextOrJson {
+    /// Text for people.
+    Human,
+    /// One JSON object (`db list`: one per signature, one per line).
+    Json,
 }
 
 #[derive(Args, Clone)]
@@ -77,6 +105,7 @@ struct SetArgs {
 struct ScanArgs {
     /// Inputs: files, directories (recursive), `-` for stdin.
     paths: Vec<PathBuf>,
+    /// Output format (csv needs --summary).
     #[arg(long, value_enum, default_value = "human")]
     format: Format,
     /// List every matched line, its role and why it ranks where it does.
@@ -87,8 +116,10 @@ struct ScanArgs {
     /// Worker threads, 1..=1024 (default: all cores).
     #[arg(long, short = 'j', value_name = "N", value_parser = parse_threads)]
     threads: Option<usize>,
-    /// Longest line a stream keeps whole; longer lines are scanned in windows and cut.
-    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    /// Longest line a stream keeps whole, and a finding's text; longer lines are scanned in
+    /// windows and cut. A size: 65536, 64K, 64M, 2G (or KiB, MiB, GiB: powers of 1024); at
+    /// least 4 KiB.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = cli::parse_line_bytes)]
     max_line_bytes: usize,
     /// Most findings per report (0: no limit); past it the lowest-ranked are left out and
     /// counted in `findings_omitted`, never a fatal cause for a lower finding.
@@ -117,8 +148,13 @@ struct SummaryArgs {
     /// JSON-lines files written by `scan --format json` (`-` reads stdin).
     #[arg(required = true)]
     files: Vec<PathBuf>,
+    /// Output format.
     #[arg(long, value_enum, default_value = "human")]
     format: Format,
+    /// Merge reports made with different signature databases (an error otherwise: their
+    /// diagnoses are not comparable).
+    #[arg(long)]
+    allow_mixed_databases: bool,
 }
 
 #[derive(Args)]
@@ -132,8 +168,12 @@ struct BenchArgs {
     /// directory or a compiled archive (`faultline db compile`).
     #[arg(long, value_name = "DIR|FILE")]
     against: Option<PathBuf>,
+    /// Output format.
     #[arg(long, value_enum, default_value = "human")]
-    format: Format,
+    format: TextOrJson,
+    /// Show every per-signature row, also those with no candidate line on this corpus.
+    #[arg(long)]
+    all_rows: bool,
     /// Repeat the timed pass over the corpus for at least this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
     min_time: f64,
@@ -158,24 +198,32 @@ enum DbCommand {
     },
     /// List the signatures.
     List {
+        /// Output format.
         #[arg(long, value_enum, default_value = "human")]
-        format: Format,
+        format: TextOrJson,
         #[command(flatten)]
         set: SetArgs,
     },
     /// Compare two signature directories: added, removed and changed ids; with --corpus,
     /// the inputs whose first finding changes.
+    #[command(after_help = "\
+Exit status: 0 the sets were compared (whatever differs); 2 an error (a set that does not load
+or compile, an unreadable log).")]
     Diff {
+        /// The old signature directory (e.g. the released set).
         old: PathBuf,
+        /// The new signature directory, compared against OLD.
         new: PathBuf,
         /// Run every log of DIR under both sets and list the first findings that differ.
         #[arg(long, value_name = "DIR")]
         corpus: Option<PathBuf>,
+        /// Output format.
         #[arg(long, value_enum, default_value = "human")]
-        format: Format,
+        format: TextOrJson,
     },
     /// Export the database in another tool's terms.
     Export {
+        /// What to export.
         #[arg(long, value_enum, default_value = "patterns")]
         format: ExportFormat,
         #[command(flatten)]
@@ -347,11 +395,12 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
             "--format csv is for summaries: add --summary".into(),
         ));
     }
+    let shard = args.shard.as_deref().map(str::parse::<Shard>).transpose()?;
     let walk_opts = WalkOptions {
         globs: args.glob.clone(),
         excludes: args.exclude.clone(),
         follow: args.follow,
-        shard: args.shard.as_deref().map(str::parse::<Shard>).transpose()?,
+        shard: None,
     };
     let opts = ScanOptions {
         threads: args.threads.unwrap_or_else(rayon::current_num_threads),
@@ -363,13 +412,15 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
     } else {
         args.paths.clone()
     };
-    let entries = walk(&paths, &walk_opts)?;
+    let mut entries = walk(&paths, &walk_opts)?;
+    let is_input = |e: &Entry| matches!(e, Entry::Input { .. });
+    let found = entries.iter().filter(|e| is_input(e)).count();
+    let none_selected = found == 0 && !entries.iter().any(|e| matches!(e, Entry::Failed(_)));
+    if let Some(shard) = shard {
+        entries.retain(|e| shard.keeps(e));
+    }
     let pb = progress(&entries);
-    let files = entries
-        .iter()
-        .filter(|e| matches!(e, Entry::Input { .. }))
-        .count();
-    let done = std::sync::atomic::AtomicUsize::new(0);
+    let counter = cli::Counter::new(&entries);
     let mut summary: Option<SummaryBuilder> = args.summary.then(Summary::builder);
     let (mut errored, mut diagnosed) = (false, false);
     let many = entries.len() > 1;
@@ -389,8 +440,7 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                 Entry::Failed(e) => Some(failed_report(db, e)),
             };
             if !pb.is_hidden() {
-                let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                pb.set_message(format!("{n}/{files}"));
+                pb.set_message(counter.tick(entry));
                 pb.inc(size_on_disk(entry));
             }
             report
@@ -441,10 +491,40 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
     }
     pb.finish_and_clear();
     if let Some(b) = summary {
+        let s = b.finish();
+        warn_repeated(&s);
         // The summary covers every input: so does the status, written or not.
-        let _ = try_out(&render_summary(&b.finish(), args.format));
+        let _ = try_out(&render_summary(&s, args.format));
+    }
+    if none_selected {
+        note(&format!(
+            "faultline: no input was selected from {}",
+            cli::selection(&paths, &args.glob, &args.exclude)
+        ));
+        return Ok(EXIT_ERROR);
+    }
+    if let Some(shard) = shard {
+        if found > 0 && !entries.iter().any(is_input) {
+            note(&format!(
+                "faultline: note: shard {shard} selected none of the {found} input{} found in {}",
+                if found == 1 { "" } else { "s" },
+                cli::selection(&paths, &args.glob, &args.exclude)
+            ));
+        }
     }
     Ok(sweep_status(errored, diagnosed))
+}
+
+/// Warns of inputs a summary was given more than once (each is counted once).
+fn warn_repeated(s: &Summary) {
+    for r in &s.repeated {
+        note(&format!(
+            "faultline: warning: {}: given {} times ({}); counted once",
+            r.input,
+            r.from.len(),
+            r.from.join(", ")
+        ));
+    }
 }
 
 fn run_summary(args: SummaryArgs) -> Result<u8, Error> {
@@ -464,14 +544,24 @@ fn run_summary(args: SummaryArgs) -> Result<u8, Error> {
         b.add_json_lines(&file.display().to_string(), &text)?;
     }
     let s = b.finish();
+    warn_repeated(&s);
+    if s.databases.len() > 1 && !args.allow_mixed_databases {
+        let dbs: Vec<String> = s
+            .databases
+            .iter()
+            .map(|d| format!("{} {} (hash {})", d.name, d.version, d.hash))
+            .collect();
+        return Err(Error::Usage(format!(
+            "the reports were made with {} different databases: {}; their diagnoses are not comparable (pass --allow-mixed-databases to merge them anyway)",
+            dbs.len(),
+            dbs.join(", ")
+        )));
+    }
     out(&render_summary(&s, args.format));
     Ok(sweep_status(!s.errors.is_empty(), s.diagnosed > 0))
 }
 
 fn run_bench(args: BenchArgs) -> Result<u8, Error> {
-    if args.format == Format::Csv {
-        return Err(Error::Usage("bench prints --format human or json".into()));
-    }
     let min_time = Duration::try_from_secs_f64(args.min_time)
         .map_err(|e| Error::Usage(format!("--min-time {}: {e}", args.min_time)))?;
     let corpus = Corpus::load(&args.corpus)?;
@@ -492,9 +582,34 @@ fn run_bench(args: BenchArgs) -> Result<u8, Error> {
         .iter()
         .map(|db| bench::run(db, &corpus, &opts))
         .collect();
+    let mut labels = vec![cli::set_label(
+        args.set.db.as_deref(),
+        args.set.signatures.as_deref(),
+        &args.set.add_signatures,
+        &args.set.disable,
+    )];
+    if let Some(against) = &args.against {
+        labels.push(against.display().to_string());
+    }
+    if labels.len() == 2 && labels[0] == labels[1] {
+        labels = vec![format!("A: {}", labels[0]), format!("B: {}", labels[1])];
+    }
+    // The path says which set is which, the database name and version what it holds.
+    let labels: Vec<String> = labels
+        .iter()
+        .zip(&sets)
+        .map(|(l, s)| format!("{l} ({} {})", s.database.name, s.database.version))
+        .collect();
+    let mut reported: Vec<&String> = Vec::new();
+    for e in sets.iter().flat_map(|s| &s.errors) {
+        if !reported.contains(&e) {
+            note(&format!("faultline: {e}"));
+            reported.push(e);
+        }
+    }
     out(&match args.format {
-        Format::Json => bench::to_json(&sets) + "\n",
-        _ => bench::render_human(&sets),
+        TextOrJson::Json => bench::to_json(&sets) + "\n",
+        TextOrJson::Human => bench::render_labeled(&sets, &labels, args.all_rows),
     });
     Ok(sweep_status(
         sets.iter().any(|s| !s.errors.is_empty()),
@@ -506,7 +621,7 @@ fn run_diff(
     old: &std::path::Path,
     new: &std::path::Path,
     corpus: Option<&std::path::Path>,
-    format: Format,
+    format: TextOrJson,
 ) -> Result<u8, Error> {
     let (a, b) = (load_dir(old)?, load_dir(new)?);
     let d = diff::diff_sets(&a, &b);
@@ -520,20 +635,19 @@ fn run_diff(
     }
     let errored = corpus_part.as_ref().is_some_and(|(_, _, e)| !e.is_empty());
     match format {
-        Format::Json => {
+        TextOrJson::Json => {
             let corpus = corpus_part.map(|(inputs, changes, errors)| {
                 serde_json::json!({"inputs": inputs, "changes": changes, "errors": errors})
             });
             out(&(serde_json::json!({"diff": d, "corpus": corpus}).to_string() + "\n"));
         }
-        Format::Human => {
+        TextOrJson::Human => {
             let mut text = d.render_human();
             if let Some((inputs, changes, errors)) = &corpus_part {
                 text.push_str(&diff::render_changes(changes, *inputs, errors));
             }
             out(&text);
         }
-        Format::Csv => return Err(Error::Usage("db diff prints --format human or json".into())),
     }
     Ok(if errored { EXIT_ERROR } else { EXIT_DIAGNOSED })
 }
@@ -632,10 +746,6 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             }
             Ok(EXIT_DIAGNOSED)
         }
-        DbCommand::List {
-            format: Format::Csv,
-            ..
-        } => Err(Error::Usage("db list prints --format human or json".into())),
         DbCommand::Diff {
             old,
             new,
@@ -647,7 +757,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             let mut text = String::new();
             for s in db.signatures() {
                 match format {
-                    Format::Json => {
+                    TextOrJson::Json => {
                         let v = serde_json::json!({
                             "id": s.id, "revision": s.revision, "role": s.role.as_str(),
                             "severity": s.severity.as_str(), "category": s.category,
@@ -656,7 +766,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                         });
                         text.push_str(&v.to_string());
                     }
-                    Format::Human | Format::Csv => text.push_str(&format!(
+                    TextOrJson::Human => text.push_str(&format!(
                         "{:<48} r{:<2} {:<8} {:<8} {:<24} {}",
                         s.id,
                         s.revision,

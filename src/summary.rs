@@ -80,6 +80,18 @@ pub struct Summary {
     pub undiagnosed: Vec<String>,
     /// Inputs with an error, sorted.
     pub errors: Vec<FailedInput>,
+    /// Inputs given more than once (the same shard merged twice, a file named twice): each
+    /// is counted once, from its first report.
+    #[serde(default)]
+    pub repeated: Vec<RepeatedInput>,
+}
+
+/// An input whose report was given more than once.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RepeatedInput {
+    pub input: String,
+    /// Where each report came from (`FILE:LINE` for JSON lines), in the order given.
+    pub from: Vec<String>,
 }
 
 /// The parts of a JSON report a summary needs (other fields are ignored, so newer and older
@@ -106,6 +118,9 @@ struct SlimReport {
     /// failed, whatever was found before the cut.
     #[serde(default)]
     ended_early: bool,
+    /// Where the report came from (`FILE:LINE`), for warnings about repeated inputs.
+    #[serde(skip)]
+    origin: String,
 }
 
 #[derive(Deserialize)]
@@ -145,6 +160,7 @@ impl From<&Report> for SlimReport {
                     survivable: f.survivable,
                 })
                 .collect(),
+            origin: r.input.clone(),
         }
     }
 }
@@ -197,6 +213,7 @@ impl SummaryBuilder {
             if let Some(raw) = r.input_raw.take() {
                 r.input = raw;
             }
+            r.origin = format!("{file}:{}", i + 1);
             self.reports.push(r);
         }
         Ok(())
@@ -204,7 +221,22 @@ impl SummaryBuilder {
 
     /// Sorts the inputs by path and builds the summary.
     pub fn finish(mut self) -> Summary {
+        // Stable: of the reports of one input, the first given is kept.
         self.reports.sort_by(|a, b| a.input.cmp(&b.input));
+        let mut repeated: Vec<RepeatedInput> = Vec::new();
+        self.reports.dedup_by(|later, first| {
+            if later.input != first.input {
+                return false;
+            }
+            match repeated.last_mut() {
+                Some(r) if r.input == first.input => r.from.push(later.origin.clone()),
+                _ => repeated.push(RepeatedInput {
+                    input: first.input.clone(),
+                    from: vec![first.origin.clone(), later.origin.clone()],
+                }),
+            }
+            true
+        });
         let mut rows: BTreeMap<String, SignatureRow> = BTreeMap::new();
         let mut s = Summary {
             inputs: 0,
@@ -217,6 +249,7 @@ impl SummaryBuilder {
             signatures: Vec::new(),
             undiagnosed: Vec::new(),
             errors: Vec::new(),
+            repeated,
         };
         for r in &self.reports {
             s.inputs += 1;
@@ -324,7 +357,14 @@ pub(crate) fn table(rows: &[Vec<String>], numbers_right: bool) -> String {
     out
 }
 
+/// One CSV cell (RFC 4180 quoting). A cell that could start a spreadsheet formula (`=`, `+`,
+/// `-`, `@`, tab, CR: paths, titles and errors come from logs) gets a leading `'` (OWASP).
 fn csv_field(v: &str) -> String {
+    let v = if v.starts_with(['=', '+', '-', '@', '\t', '\r']) {
+        std::borrow::Cow::Owned(format!("'{v}"))
+    } else {
+        std::borrow::Cow::Borrowed(v)
+    };
     if v.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", v.replace('"', "\"\""))
     } else {
@@ -583,6 +623,34 @@ mod tests {
         assert!(
             human.contains("\n  d.log: gzip stream: corrupt\n"),
             "{human}"
+        );
+    }
+
+    #[test]
+    fn csv_cells_from_logs_cannot_start_a_formula() {
+        let lines = [
+            line("=HYPERLINK(\"http://x\").log", None, &[("a.x", "cause", 1)]),
+            line("+1.log", Some("@SUM(A1) failed"), &[]),
+            line("-2.log", None, &[]),
+            line("\tt.log", None, &[]),
+            line("\rr.log", None, &[]),
+            line("ok-=.log", None, &[]),
+        ];
+        let mut b = Summary::builder();
+        b.add_json_lines("x", &lines.join("\n")).unwrap();
+        let csv = b.finish().render_csv();
+        for cell in csv.lines().skip(1).flat_map(|l| l.split(',')) {
+            let cell = cell.trim_start_matches('"');
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                "{cell:?} in\n{csv}"
+            );
+        }
+        assert!(csv.contains(",'+1.log,'@SUM(A1) failed\n"), "{csv}");
+        assert!(csv.contains(",ok-=.log,"), "{csv}");
+        assert!(
+            csv.contains("\"'=HYPERLINK(\"\"http://x\"\").log\""),
+            "{csv}"
         );
     }
 }

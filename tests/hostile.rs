@@ -579,7 +579,7 @@ fn a_ten_gib_sparse_file() {
         f.write_all(tail.as_bytes()).expect("write");
     }
     assert_eq!(fs::metadata(&p).expect("meta").len(), size);
-    let (code, reports, stderr) = scan_json(&["--max-line-bytes", "1024"], &[&p], None);
+    let (code, reports, stderr) = scan_json(&["--max-line-bytes", "4K"], &[&p], None);
     assert_eq!((code, stderr.as_str()), (0, ""));
     let r = &reports[0];
     assert_eq!(r["bytes"].as_u64(), Some(size));

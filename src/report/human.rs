@@ -340,7 +340,10 @@ mod tests {
             Database::embedded(),
             input,
             &opts,
-            AnalyzeOptions { all: true },
+            AnalyzeOptions {
+                all: true,
+                ..AnalyzeOptions::default()
+            },
         );
         let text = render_human(&r, true);
         (r, text)

@@ -181,11 +181,7 @@ pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
     }
     scan_once(&mut out);
     if let Some(shard) = opts.shard {
-        // Standard input, skipped entries and walk errors are reported by shard 1 only.
-        out.retain(|e| match e {
-            Entry::Input { path, relative } if path != Path::new("-") => shard.contains(relative),
-            _ => shard.index == 1,
-        });
+        out.retain(|e| shard.keeps(e));
     }
     Ok(out)
 }
@@ -226,6 +222,17 @@ fn scan_once(entries: &mut [Entry]) {
     }
     #[cfg(not(unix))]
     let _ = entries;
+}
+
+impl Shard {
+    /// Whether this shard keeps `entry` of a walk. Standard input, skipped entries and walk
+    /// errors are kept by shard 1 only.
+    pub fn keeps(&self, entry: &Entry) -> bool {
+        match entry {
+            Entry::Input { path, relative } if path != Path::new("-") => self.contains(relative),
+            _ => self.index == 1,
+        }
+    }
 }
 
 fn walk_dir(root: &Path, follow: bool, globs: &Filter, excludes: &Filter, out: &mut Vec<Entry>) {

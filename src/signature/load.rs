@@ -44,6 +44,77 @@ struct RawSignature {
 /// once parsed, so a bigger one is refused before it is read, with a located error.
 pub const MAX_SIGNATURE_FILE_BYTES: u64 = 16 << 20;
 
+/// The fields a signature must have; the others (`tags`, `priority`, `survivable`, required
+/// from format 2 on, and `constructed`) are optional.
+pub const REQUIRED_FIELDS: &[&str] = &[
+    "id",
+    "revision",
+    "title",
+    "role",
+    "severity",
+    "category",
+    "patterns",
+    "remediation",
+    "source",
+    "examples",
+    "counterexamples",
+];
+
+/// Every field a signature may have.
+const FIELDS: &[&str] = &[
+    "id",
+    "revision",
+    "title",
+    "role",
+    "severity",
+    "category",
+    "tags",
+    "priority",
+    "patterns",
+    "remediation",
+    "source",
+    "examples",
+    "counterexamples",
+    "survivable",
+    "constructed",
+];
+
+/// A signature file read loosely, so that every signature's missing or unknown fields can be
+/// reported at once (serde stops at the first).
+#[derive(Deserialize)]
+struct LooseFile {
+    #[serde(default)]
+    signature: Vec<Spanned<toml::Table>>,
+}
+
+/// The missing and unknown fields of every signature of `file`, each at its signature.
+fn field_problems(file: &SourceFile) -> Vec<Problem> {
+    let Ok(loose) = toml::from_str::<LooseFile>(&file.text) else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    for sig in &loose.signature {
+        let at = location(&file.path, &file.text, sig.span().start);
+        for f in REQUIRED_FIELDS {
+            if !sig.get_ref().contains_key(*f) {
+                problems.push(Problem {
+                    location: at.clone(),
+                    message: format!("missing field `{f}`"),
+                });
+            }
+        }
+        for k in sig.get_ref().keys() {
+            if !FIELDS.contains(&k.as_str()) {
+                problems.push(Problem {
+                    location: at.clone(),
+                    message: format!("unknown field `{k}`, expected one of {FIELDS:?}"),
+                });
+            }
+        }
+    }
+    problems
+}
+
 /// The 1-based line and column of byte `offset` in `text` (one pass over the text: for
 /// many offsets in one file, use [`line_starts`] and [`location_in`]).
 pub(crate) fn location(path: &Path, text: &str, offset: usize) -> Location {
@@ -101,45 +172,72 @@ pub fn load_dir(dir: &Path) -> Result<SignatureSet> {
         }
     }
     paths.sort();
+    // Every problem of the directory is reported at once: a missing db.toml, files that
+    // cannot be read, and the problems of every file that can.
+    let mut problems = Vec::new();
     let header = dir.join("db.toml");
-    if !paths.contains(&header) {
-        return Err(Error::Signatures {
-            problems: vec![Problem {
-                location: Location {
-                    file: header,
-                    line: 1,
-                    column: 1,
-                },
-                message: "missing db.toml (the database name, version and format)".into(),
-            }],
+    let no_header = !paths.contains(&header);
+    if no_header {
+        problems.push(Problem {
+            location: Location {
+                file: header,
+                line: 1,
+                column: 1,
+            },
+            message: "missing db.toml (the database's name, version and format)".into(),
         });
     }
     let mut sources = Vec::with_capacity(paths.len());
     for path in paths {
-        let io = |source| Error::Io {
-            path: path.clone(),
-            source,
-        };
         // Read at most one byte past the cap: a larger file is refused unread.
-        let file = std::fs::File::open(&path).map_err(io)?;
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(file, MAX_SIGNATURE_FILE_BYTES + 1),
-            &mut bytes,
-        )
-        .map_err(io)?;
-        if bytes.len() as u64 > MAX_SIGNATURE_FILE_BYTES {
-            return Err(too_large(&path));
+        let read = std::fs::File::open(&path).and_then(|file| {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(file, MAX_SIGNATURE_FILE_BYTES + 1),
+                &mut bytes,
+            )
+            .map(|_| bytes)
+        });
+        let at_start = |path: PathBuf, message: String| Problem {
+            location: Location {
+                file: path,
+                line: 1,
+                column: 1,
+            },
+            message,
+        };
+        match read {
+            Err(e) => problems.push(at_start(path, format!("cannot be read: {e}"))),
+            Ok(bytes) if bytes.len() as u64 > MAX_SIGNATURE_FILE_BYTES => {
+                if let Error::Signatures { problems: mut p } = too_large(&path) {
+                    problems.append(&mut p);
+                }
+            }
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => sources.push(SourceFile { path, text }),
+                Err(e) => problems.push(at_start(
+                    path,
+                    format!(
+                        "cannot be read: not UTF-8 (at byte {})",
+                        e.utf8_error().valid_up_to()
+                    ),
+                )),
+            },
         }
-        let text = String::from_utf8(bytes).map_err(|e| {
-            io(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                format!("not UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
-            ))
-        })?;
-        sources.push(SourceFile { path, text });
     }
-    load_sources(sources)
+    match load_sources(sources) {
+        Ok(set) if problems.is_empty() => Ok(set),
+        Ok(_) => Err(Error::Signatures { problems }),
+        Err(Error::Signatures { problems: more }) => {
+            // A missing db.toml is already named, with its directory.
+            problems.extend(
+                more.into_iter()
+                    .filter(|p| !(no_header && p.message == "missing db.toml")),
+            );
+            Err(Error::Signatures { problems })
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn too_large(path: &Path) -> Error {
@@ -222,11 +320,32 @@ pub fn load_sources(files: Vec<SourceFile>) -> Result<SignatureSet> {
         }
         match parse_file(index, file) {
             Ok(mut sigs) => signatures.append(&mut sigs),
-            Err(p) => problems.push(p),
+            Err(p) => {
+                // The loose pass names every missing or unknown field at its signature;
+                // serde's error is one of them (an unknown field is kept: it points at the
+                // key) or a different problem (kept).
+                let fields = field_problems(file);
+                let covered = !fields.is_empty() && p.message.starts_with("missing field");
+                let same = |f: &Problem| {
+                    f.message
+                        .split(", expected")
+                        .next()
+                        .is_some_and(|head| p.message.starts_with(head))
+                };
+                let fields: Vec<Problem> =
+                    fields.into_iter().filter(|f| covered || !same(f)).collect();
+                if !covered {
+                    problems.push(p);
+                }
+                problems.extend(fields);
+            }
         }
     }
     let Some(info) = info else {
-        if problems.is_empty() {
+        if !files
+            .iter()
+            .any(|f| f.path.file_name().is_some_and(|n| n == "db.toml"))
+        {
             problems.push(Problem {
                 location: Location {
                     file: PathBuf::from("db.toml"),
