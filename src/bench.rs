@@ -95,11 +95,16 @@ pub struct Miss {
     pub reason: String,
 }
 
-/// Top-1 accuracy: the first finding is the one the sidecar names.
+/// Top-1 accuracy on failing logs (the first finding is the one the sidecar names), and
+/// false alarms on healthy logs (`expect = "clean"`: some finding is a failure).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Accuracy {
+    /// Failing logs, and those whose first finding is the expected one.
     pub cases: u64,
     pub passed: u64,
+    /// Healthy logs, and those with a failure reported (a false alarm).
+    pub healthy: u64,
+    pub false_alarms: u64,
     /// By category name.
     pub categories: Vec<CategoryAccuracy>,
     pub misses: Vec<Miss>,
@@ -211,10 +216,22 @@ pub fn run(db: &Database, corpus: &Corpus, opts: &BenchOptions) -> SetBench {
 fn accuracy(cases: &[Case], outcomes: &BTreeMap<PathBuf, Outcome>) -> Accuracy {
     let mut by_cat: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     let mut misses = Vec::new();
+    let (mut healthy, mut false_alarms) = (0, 0);
     for case in cases {
         let Some(outcome) = outcomes.get(&case.log) else {
             continue;
         };
+        if case.expect.clean {
+            healthy += 1;
+            if let Outcome::Fail(reason) = outcome {
+                false_alarms += 1;
+                misses.push(Miss {
+                    case: case.name.clone(),
+                    reason: reason.clone(),
+                });
+            }
+            continue;
+        }
         let e = by_cat.entry(&case.expect.category).or_default();
         e.0 += 1;
         match outcome {
@@ -228,6 +245,8 @@ fn accuracy(cases: &[Case], outcomes: &BTreeMap<PathBuf, Outcome>) -> Accuracy {
     Accuracy {
         cases: by_cat.values().map(|v| v.0).sum(),
         passed: by_cat.values().map(|v| v.1).sum(),
+        healthy,
+        false_alarms,
         categories: by_cat
             .into_iter()
             .map(|(c, (cases, passed))| CategoryAccuracy {
@@ -490,6 +509,13 @@ pub fn render_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> S
         &|s| pct(s.accuracy.passed, s.accuracy.cases),
         pair(|s| s.accuracy.passed as f64),
     );
+    if sets.iter().any(|s| s.accuracy.healthy > 0) {
+        row(
+            "false alarms (healthy logs)",
+            &|s| format!("{} of {}", s.accuracy.false_alarms, s.accuracy.healthy),
+            pair(|s| s.accuracy.false_alarms as f64),
+        );
+    }
     let mut categories: Vec<&str> = sets
         .iter()
         .flat_map(|s| s.accuracy.categories.iter().map(|c| c.category.as_str()))

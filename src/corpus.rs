@@ -39,7 +39,17 @@ pub const LOG_SUFFIXES: &[&str] = &[".log.gz", ".log.zst", ".log", ".gz", ".zst"
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawExpectation {
-    root_cause: Spanned<String>,
+    #[serde(default)]
+    root_cause: Option<Spanned<String>>,
+    /// `"clean"` for a healthy log.
+    #[serde(default)]
+    expect: Option<Spanned<String>>,
+    #[serde(default)]
+    decoys: Vec<String>,
+    #[serde(default)]
+    run: Option<u32>,
+    #[serde(default)]
+    survivable: bool,
     #[serde(default)]
     signature: Option<String>,
     category: String,
@@ -53,8 +63,18 @@ struct RawExpectation {
 /// What a sidecar says the analysis of its log must report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expectation {
-    /// A substring of the first finding's line (its first occurrence).
+    /// A substring of the first finding's line (its first occurrence); empty for a healthy
+    /// log.
     pub root_cause: String,
+    /// A healthy log (`expect = "clean"`): no finding may be a failure (a fatal cause or
+    /// unclassified finding), so the scan exits 1.
+    pub clean: bool,
+    /// Substrings of lines that look like the cause but are not: the first finding holds none.
+    pub decoys: Vec<String>,
+    /// The 1-based run of the root cause, when the log holds several runs.
+    pub run: Option<u32>,
+    /// Whether the expected first finding is a survivable one.
+    pub survivable: bool,
     /// The expected signature id of the first finding, when one is named.
     pub signature: Option<String>,
     /// The failure category (per-category accuracy is reported by this).
@@ -244,20 +264,58 @@ impl Case {
     fn parse(log: &Path, sidecar: &Path, text: &str, dir: &Path) -> Result<Case, Problem> {
         let raw: RawExpectation =
             toml::from_str(text).map_err(|e| toml_problem(sidecar, text, &e))?;
-        let span = raw.root_cause.span();
-        let root_cause = raw.root_cause.into_inner();
-        if root_cause.trim().is_empty() || root_cause.contains('\n') {
-            return Err(Problem {
-                location: location(sidecar, text, span.start),
-                message: "root_cause must be a non-empty part of one line".into(),
-            });
-        }
+        let clean = match &raw.expect {
+            None => false,
+            Some(e) if e.get_ref() == "clean" => true,
+            Some(e) => {
+                return Err(Problem {
+                    location: location(sidecar, text, e.span().start),
+                    message: "expect must be \"clean\" (or absent for a failing log)".into(),
+                })
+            }
+        };
+        let root_cause = match (raw.root_cause, clean) {
+            (Some(r), false) => {
+                let span = r.span();
+                let root_cause = r.into_inner();
+                if root_cause.trim().is_empty() || root_cause.contains('\n') {
+                    return Err(Problem {
+                        location: location(sidecar, text, span.start),
+                        message: "root_cause must be a non-empty part of one line".into(),
+                    });
+                }
+                root_cause
+            }
+            (None, false) => {
+                return Err(Problem {
+                    location: location(sidecar, text, 0),
+                    message: "missing root_cause (or expect = \"clean\" for a healthy log)".into(),
+                })
+            }
+            (Some(r), true) => {
+                return Err(Problem {
+                    location: location(sidecar, text, r.span().start),
+                    message: "a healthy log (expect = \"clean\") has no root_cause".into(),
+                })
+            }
+            (None, true) if raw.signature.is_some() => {
+                return Err(Problem {
+                    location: location(sidecar, text, 0),
+                    message: "a healthy log (expect = \"clean\") has no signature".into(),
+                })
+            }
+            (None, true) => String::new(),
+        };
         Ok(Case {
             name: case_name(log, dir),
             log: log.to_path_buf(),
             sidecar: sidecar.to_path_buf(),
             expect: Expectation {
                 root_cause,
+                clean,
+                decoys: raw.decoys,
+                run: raw.run,
+                survivable: raw.survivable,
                 signature: raw.signature,
                 category: raw.category,
                 source: raw.source,
@@ -269,9 +327,25 @@ impl Case {
 
     /// Whether `report`'s first finding is the expected one: its line holds `root_cause` and,
     /// when the sidecar names a signature, the finding is that signature's.
+    ///
+    /// A healthy log passes when no finding is a failure. A failing log also needs the first
+    /// finding to hold no decoy, to be in the expected run, and to be survivable exactly when
+    /// the sidecar says so.
     pub fn check(&self, report: &Report) -> Outcome {
         if let Some(e) = &report.error {
             return Outcome::Fail(format!("the input could not be read: {e}"));
+        }
+        if self.expect.clean {
+            return match report.findings.iter().find(|f| f.is_failure()) {
+                None => Outcome::Pass,
+                Some(f) => Outcome::Fail(format!(
+                    "false alarm on a healthy log: line {} ({}, {}): {:?}",
+                    f.line,
+                    f.role.as_str(),
+                    f.signature.as_deref().unwrap_or("no signature"),
+                    f.text
+                )),
+            };
         }
         let Some(first) = report.findings.first() else {
             return Outcome::Fail(format!(
@@ -300,6 +374,34 @@ impl Case {
                 self.expect.root_cause,
                 found()
             ));
+        }
+        if let Some(d) = self
+            .expect
+            .decoys
+            .iter()
+            .find(|d| first.text.contains(d.as_str()))
+        {
+            return Outcome::Fail(format!("the first finding is a decoy ({d:?}); {}", found()));
+        }
+        if first.survivable != self.expect.survivable {
+            return Outcome::Fail(format!(
+                "expected a {} finding; {}",
+                if self.expect.survivable {
+                    "survivable"
+                } else {
+                    "fatal"
+                },
+                found()
+            ));
+        }
+        if let Some(run) = self.expect.run {
+            if first.run != run {
+                return Outcome::Fail(format!(
+                    "expected the cause in run {run}, found run {}; {}",
+                    first.run,
+                    found()
+                ));
+            }
         }
         match &self.expect.signature {
             Some(id) if first.signature.as_deref() != Some(id.as_str()) => {
@@ -331,6 +433,39 @@ mod tests {
 
     fn write(dir: &Path, name: &str, text: &str) {
         std::fs::write(dir.join(name), text).unwrap();
+    }
+
+    fn case(sidecar: &str) -> Result<Case> {
+        Case::from_sidecar_text(Path::new("x.log"), Path::new("x.expect.toml"), sidecar)
+    }
+
+    #[test]
+    fn healthy_logs_decoys_runs_and_survivable_are_checked() {
+        let clean = case("expect = \"clean\"\ncategory = \"healthy\"\nsource = \"s\"\n").unwrap();
+        assert!(clean
+            .check(&report("INFO all fine\nWARNING deprecated flag\n"))
+            .is_pass());
+        let alarm = clean.check(&report(
+            "ModuleNotFoundError: No module named 'flash_attn'\n",
+        ));
+        assert!(
+            matches!(&alarm, Outcome::Fail(r) if r.contains("false alarm")),
+            "{alarm}"
+        );
+        assert!(
+            case("expect = \"clean\"\nroot_cause = \"x\"\ncategory = \"c\"\nsource = \"s\"\n")
+                .is_err()
+        );
+        assert!(case("expect = \"broken\"\ncategory = \"c\"\nsource = \"s\"\n").is_err());
+        assert!(case("category = \"c\"\nsource = \"s\"\n").is_err());
+        let log = "ModuleNotFoundError: No module named 'flash_attn'\n";
+        let decoy = case(&format!("{SIDECAR}decoys = [\"flash_attn\"]\n")).unwrap();
+        assert!(matches!(decoy.check(&report(log)), Outcome::Fail(r) if r.contains("decoy")));
+        let run2 = case(&format!("{SIDECAR}run = 2\n")).unwrap();
+        assert!(matches!(run2.check(&report(log)), Outcome::Fail(r) if r.contains("run 2")));
+        let surv = case(&format!("{SIDECAR}survivable = true\n")).unwrap();
+        assert!(matches!(surv.check(&report(log)), Outcome::Fail(r) if r.contains("survivable")));
+        assert!(case(SIDECAR).unwrap().check(&report(log)).is_pass());
     }
 
     #[test]

@@ -1090,3 +1090,66 @@ fn file_names_that_are_not_utf8_keep_their_bytes_in_input_raw() {
     assert_eq!(code, 2);
     assert_eq!(reports[0]["input_raw"], format!("{d}/gone\\xff.log"));
 }
+
+/// Streams `lines` lines made by `line(i)` into `faultline scan --format json -` and returns
+/// the peak RSS (taken before standard input closes) and the report.
+#[cfg(target_os = "linux")]
+fn findings_rss(lines: usize, line: &dyn Fn(usize) -> String) -> (u64, Value) {
+    let mut child = bin()
+        .args(["scan", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut w = child.stdin.take().expect("stdin");
+    let mut buf = String::new();
+    for i in 0..lines {
+        buf.push_str(&line(i));
+        if buf.len() > 1 << 20 {
+            w.write_all(buf.as_bytes()).expect("write");
+            buf.clear();
+        }
+    }
+    w.write_all(buf.as_bytes()).expect("write");
+    w.flush().expect("flush");
+    std::thread::sleep(Duration::from_millis(300));
+    let rss = peak_rss(child.id());
+    drop(w);
+    let out = wait_bounded(child, Duration::from_secs(900));
+    let r: Value = serde_json::from_slice(&out.stdout).expect("json");
+    (rss, r)
+}
+
+/// Memory is bounded by --max-findings, not by the number of matches or processes
+/// (docs/hostile-inputs.md): a million distinct failures and a million distinct pids.
+#[test]
+#[cfg(target_os = "linux")]
+#[ignore = "a million lines: run in release from .ci/run"]
+fn findings_memory_is_bounded_by_max_findings() {
+    fn letters(mut n: usize) -> String {
+        let mut s = Vec::new();
+        n += 1;
+        while n > 0 {
+            n -= 1;
+            s.push(b'a' + (n % 26) as u8);
+            n /= 26;
+        }
+        String::from_utf8(s).unwrap()
+    }
+    let (rss, r) = findings_rss(1_000_000, &|i| {
+        format!("ModuleNotFoundError: No module named 'm{}'\n", letters(i))
+    });
+    eprintln!("1M distinct failures: peak RSS {} MiB", rss >> 20);
+    assert_eq!(r["findings"].as_array().map(Vec::len), Some(1000));
+    assert_eq!(r["findings_omitted"].as_u64(), Some(999_000));
+    assert!(rss < 256 << 20, "peak RSS {rss}");
+    let vit = "INFO 02-20 21:35:48 [cuda.py:456] Using backend AttentionBackendEnum.FLASH_ATTN for vit attention";
+    let (rss, r) = findings_rss(1_000_000, &|i| format!("(Worker pid={i}) {vit}\n"));
+    eprintln!("1M distinct pids: peak RSS {} MiB", rss >> 20);
+    let f = &r["findings"][0];
+    assert_eq!(f["processes"].as_array().map(Vec::len), Some(64));
+    let n = f["process_count"].as_u64().unwrap() as f64;
+    assert!((n - 1e6).abs() < 1e5, "{n}");
+    assert!(rss < 256 << 20, "peak RSS {rss}");
+}

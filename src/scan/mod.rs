@@ -227,21 +227,27 @@ fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
     }
 }
 
-/// Splits `buf` into chunks of about `size` bytes, each ending just after a newline.
-fn chunk_bounds(buf: &[u8], size: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < buf.len() {
-        let target = (start + size).min(buf.len());
-        let end = if target == buf.len() {
-            target
-        } else {
-            memchr(b'\n', &buf[target..]).map_or(buf.len(), |i| target + i + 1)
-        };
-        out.push((start, end));
-        start = end;
+/// Where the chunk that nominally starts at `x` really starts: just after the first newline
+/// at or after `x` (0 and the end stay). Each chunk finds its own bounds, so that splitting a
+/// mapped file touches no page before a worker scans it.
+fn line_start_at(buf: &[u8], x: usize) -> usize {
+    if x == 0 || x >= buf.len() {
+        return x.min(buf.len());
     }
-    out
+    memchr(b'\n', &buf[x..]).map_or(buf.len(), |i| x + i + 1)
+}
+
+/// The number of chunks of about `size` bytes in `buf`, and the bounds of chunk `i` (each
+/// ends just after a newline; one may be empty when a line is longer than `size`).
+fn chunk_count(buf: &[u8], size: usize) -> usize {
+    buf.len().div_ceil(size.max(1))
+}
+
+fn chunk_bound(buf: &[u8], size: usize, i: usize) -> (usize, usize) {
+    let size = size.max(1);
+    let start = line_start_at(buf, i.saturating_mul(size));
+    let end = line_start_at(buf, (i + 1).saturating_mul(size));
+    (start, end.max(start))
 }
 
 fn line_count(buf: &[u8], newlines: u64) -> u64 {
@@ -286,7 +292,8 @@ pub(crate) fn scan_slice_releasing(
     let cap = opts.max_line_bytes;
     let mut merged = Merge::default();
     if threads == 1 || buf.len() <= chunk {
-        for bound in chunk_bounds(buf, chunk) {
+        for i in 0..chunk_count(buf, chunk) {
+            let bound = chunk_bound(buf, chunk, i);
             let done = scan_chunk_releasing(db, buf, bound, cap, release);
             merged.push(bound.0 as u64, done, sink);
         }
@@ -296,13 +303,17 @@ pub(crate) fn scan_slice_releasing(
         // On a pool thread (many files scanned at once): blocking it on a channel while
         // the pool runs the chunks could starve the pool, so the chunks run as parallel
         // jobs that this thread helps with, a bounded batch at a time, and their hits follow.
-        let bounds = chunk_bounds(buf, chunk);
-        for batch in bounds.chunks(in_flight(threads)) {
-            let results: Vec<Scanned> = batch
-                .par_iter()
-                .map(|&bound| scan_chunk_releasing(db, buf, bound, cap, release))
+        let n = chunk_count(buf, chunk);
+        let ahead = in_flight(threads);
+        for first in (0..n).step_by(ahead) {
+            let results: Vec<(usize, Scanned)> = (first..(first + ahead).min(n))
+                .into_par_iter()
+                .map(|i| {
+                    let bound = chunk_bound(buf, chunk, i);
+                    (bound.0, scan_chunk_releasing(db, buf, bound, cap, release))
+                })
                 .collect();
-            for (&(s, _), done) in batch.iter().zip(results) {
+            for (s, done) in results {
                 merged.push(s as u64, done, sink);
             }
         }
@@ -398,24 +409,25 @@ fn scan_parallel(
 ) {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Condvar, Mutex};
-    let bounds = chunk_bounds(buf, chunk);
+    let count = chunk_count(buf, chunk);
     let next = AtomicUsize::new(0);
     let ahead = in_flight(threads);
     // Chunks passed to the sink so far; workers wait on it to stay within `ahead`.
     let passed = Mutex::new(0usize);
     let moved = Condvar::new();
     let stop = AtomicBool::new(false);
-    let (tx, rx) = std::sync::mpsc::channel::<(usize, Scanned)>();
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, usize, Scanned)>();
     std::thread::scope(|scope| {
-        let bounds = &bounds;
         let next = &next;
         let (passed, moved, stop) = (&passed, &moved, &stop);
         scope.spawn(move || {
-            (0..threads.min(bounds.len()))
+            (0..threads.min(count))
                 .into_par_iter()
                 .for_each_with(tx, |tx, _| loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&bound) = bounds.get(i) else { break };
+                    if i >= count {
+                        break;
+                    }
                     {
                         let mut done = passed.lock().unwrap_or_else(|e| e.into_inner());
                         while i >= *done + ahead && !stop.load(Ordering::Relaxed) {
@@ -425,9 +437,10 @@ fn scan_parallel(
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
+                    let bound = chunk_bound(buf, chunk, i);
                     let done = scan_chunk_releasing(db, buf, bound, cap, release);
                     // A closed channel means the receiver is gone: nothing left to do.
-                    if tx.send((i, done)).is_err() {
+                    if tx.send((i, bound.0, done)).is_err() {
                         break;
                     }
                 });
@@ -444,10 +457,10 @@ fn scan_parallel(
         let _wake = Wake(stop, moved, passed);
         let mut pending = std::collections::BTreeMap::new();
         let mut want = 0;
-        for (i, result) in rx {
-            pending.insert(i, result);
-            while let Some(done) = pending.remove(&want) {
-                merged.push(bounds[want].0 as u64, done, sink);
+        for (i, start, result) in rx {
+            pending.insert(i, (start, result));
+            while let Some((start, done)) = pending.remove(&want) {
+                merged.push(start as u64, done, sink);
                 want += 1;
                 *passed.lock().unwrap_or_else(|e| e.into_inner()) = want;
                 moved.notify_all();

@@ -1,0 +1,123 @@
+//! Properties of the diagnosis: per-request errors the engine goes on after and ordinary INFO
+//! lines inserted before a fatal failure never change the root cause, and a healthy run
+//! appended after a failed one keeps the failure (in run 1) and the failed status.
+
+use faultline::analyze::{analyze_input, AnalyzeOptions};
+use faultline::report::Report;
+use faultline::scan::{Input, ScanOptions};
+use faultline::Database;
+use proptest::prelude::*;
+use std::path::Path;
+
+fn report(log: &str) -> Report {
+    let input = Input::from_bytes(Path::new("t.log"), log.as_bytes().to_vec());
+    analyze_input(
+        Database::embedded(),
+        input,
+        &ScanOptions::default(),
+        AnalyzeOptions::default(),
+    )
+}
+
+const TS: &str = "02-20 21:35:48";
+
+/// A vLLM per-request error: logged at ERROR with the request's traceback, answered with a
+/// 400, and the engine goes on.
+fn request_error(n: usize, prompt: usize) -> String {
+    format!(
+        "ERROR {TS} [serving_chat.py:200] Error in preprocessing prompt inputs\n\
+         Traceback (most recent call last):\n  File \"/vllm/entrypoints/openai/serving_chat.py\", line 180, in create_chat_completion\n    self._validate_input(request, input_ids)\n\
+         ValueError: This model's maximum context length is 4096 tokens. However, you requested {prompt} tokens ({prompt} in the messages, 0 in the completion). Please reduce the length of the messages or completion.\n\
+         INFO:     10.0.0.{n}:5000 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request\n\
+         INFO {TS} [metrics.py:1] Avg prompt throughput: 1.0 tokens/s, Running: 1 reqs\n"
+    )
+}
+
+/// An ordinary INFO line, as a seeded serving log has them.
+fn info(n: usize) -> String {
+    format!("INFO {TS} [engine.py:275] Added request chatcmpl-{n:08x}.\n")
+}
+
+/// Fatal failures: a known cause inside a traceback, an unknown exception that ends its
+/// process, a known cause with no traceback.
+const FAILURES: [(&str, &str); 3] = [
+    (
+        "Traceback (most recent call last):\n  File \"/vllm/worker.py\", line 1, in execute_model\n    out = self.model(x)\n",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.01 GiB is free.",
+    ),
+    (
+        "Traceback (most recent call last):\n  File \"/app/k.py\", line 3, in run\n    kernel[grid](x)\n",
+        "mylib.errors.ResourceExhausted: out of SRAM: Required: 98304, Hardware limit: 65536",
+    ),
+    ("", "ModuleNotFoundError: No module named 'flash_attn'"),
+];
+
+/// Healthy lines before the failure: some INFO lines and a per-request error.
+fn prefix() -> String {
+    format!("{}{}{}", info(1), request_error(1, 5000), info(2))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn request_errors_and_info_lines_before_a_failure_never_change_the_root_cause(
+        which in 0usize..FAILURES.len(),
+        inserts in proptest::collection::vec((any::<prop::sample::Index>(), any::<bool>(), 1usize..50, 4097usize..90_000), 0..12),
+    ) {
+        let (tb, failure) = FAILURES[which];
+        let base = prefix();
+        let base_lines: Vec<&str> = base.split_inclusive('\n').collect();
+        let tail = format!("{tb}{failure}\n");
+        let want = report(&format!("{base}{tail}"));
+        let first = want.findings.first().cloned();
+        prop_assert!(first.as_ref().is_some_and(|f| f.is_failure() && f.text == failure), "{:#?}", want.findings);
+        // Insert at line boundaries outside any traceback: before a line that starts a block.
+        let boundaries: Vec<usize> = base_lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.starts_with("INFO ") || l.starts_with("ERROR "))
+            .map(|(i, _)| i)
+            .chain(std::iter::once(base_lines.len()))
+            .collect();
+        let mut pieces: Vec<Vec<String>> = vec![Vec::new(); base_lines.len() + 1];
+        for (at, is_error, n, prompt) in &inserts {
+            let b = boundaries[at.index(boundaries.len())];
+            pieces[b].push(if *is_error { request_error(*n, *prompt) } else { info(*n) });
+        }
+        let mut log = String::new();
+        for (i, line) in base_lines.iter().enumerate() {
+            log.extend(pieces[i].iter().cloned());
+            log.push_str(line);
+        }
+        log.extend(pieces[base_lines.len()].iter().cloned());
+        log.push_str(&tail);
+        let got = report(&log);
+        let f = &got.findings[0];
+        prop_assert!(f.is_failure() && f.text == failure, "{log}\n{:#?}", got.findings);
+        prop_assert!(got.failed);
+    }
+
+    #[test]
+    fn a_healthy_run_after_a_failed_one_keeps_the_failure_in_run_1(
+        which in 0usize..FAILURES.len(),
+        healthy in 0usize..20,
+    ) {
+        let (tb, failure) = FAILURES[which];
+        let banner = format!("INFO {TS} [api_server.py:1] vLLM API server version 0.9.1\n");
+        let failed_run = format!("{banner}{}{tb}{failure}\n", prefix());
+        let one = report(&failed_run);
+        let mut log = format!("{failed_run}{banner}");
+        for n in 0..healthy {
+            log.push_str(&info(n));
+        }
+        let two = report(&log);
+        prop_assert_eq!(two.runs, 2);
+        prop_assert!(two.failed, "exit status stays 0");
+        let (a, b) = (&one.findings[0], &two.findings[0]);
+        prop_assert_eq!((&a.text, a.line, a.run), (&b.text, b.line, 1));
+        prop_assert!(b.is_failure());
+        let text = faultline::report::render_human(&two, false);
+        prop_assert!(text.contains("run 1 of 2 failed; the last run shows no failure"), "{}", text);
+    }
+}
