@@ -93,3 +93,30 @@ fn corpus_findings_do_not_depend_on_chunking_threads_or_streaming() {
         }
     }
 }
+
+/// Held-out logs the analysis does not diagnose right yet (tests/corpus-pending/README.md):
+/// scored and printed on every run so that the figure is visible, not gated. A log moves
+/// back to tests/corpus/ once it passes.
+#[test]
+fn pending_corpus_is_scored_and_reported() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus-pending");
+    let cases = load_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let db = Database::embedded();
+    let mut passed = 0;
+    for case in &cases {
+        let report = analyze_input(
+            db,
+            open(&case.log).unwrap(),
+            &ScanOptions::default(),
+            AnalyzeOptions::default(),
+        );
+        let outcome = case.check(&report);
+        if outcome.is_pass() {
+            passed += 1;
+        } else {
+            println!("pending: {}: {outcome}", case.log.display());
+        }
+    }
+    println!("pending corpus: {passed}/{} pass (not gated)", cases.len());
+    assert!(!cases.is_empty(), "tests/corpus-pending holds no log");
+}

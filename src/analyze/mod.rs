@@ -500,11 +500,18 @@ impl<'db> Analyzer<'db> {
         let m = &hit.matched;
         let terminal = m.has(Marker::Terminal);
         if terminal && process.is_empty() {
-            // A shell or launcher's `Killed`: every pending failure ended its process.
+            // A shell or launcher's `Killed`: a pending failure ended its process when the
+            // scan delivered the lines after it (a traceback's context, so any ordinary line
+            // in between would have settled it) or when the terminal line comes right after
+            // it. Otherwise lines the scan did not deliver came between (its process went
+            // on): a killed loader does not make an earlier warning fatal.
+            let line = hit.line;
             for (_, waiting) in self.pending.drain() {
-                for (g, _) in waiting {
+                for (g, watched) in waiting {
                     if let Some(group) = self.groups.get_mut(g) {
-                        group.fate = Fate::Ended;
+                        if watched || line == group.last_line.saturating_add(1) {
+                            group.fate = Fate::Ended;
+                        }
                     }
                 }
             }

@@ -401,7 +401,7 @@ mod tests {
 
     #[test]
     fn a_file_name_cannot_forge_a_report_line() {
-        let log = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n";
+        let log = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.\n";
         let (_, text) = render(
             "a.log\nROOT CAUSE: all is well  [forged]\r\u{1b}[1A",
             log.as_bytes(),
