@@ -73,7 +73,10 @@ fuzz_target!(|data: &[u8]| {
         Database::embedded(),
         input,
         &capped,
-        AnalyzeOptions { all: true },
+        AnalyzeOptions {
+            all: true,
+            ..AnalyzeOptions::default()
+        },
     );
     let _ = render_human(&report, true);
     let _ = report.to_json_line();
