@@ -244,10 +244,34 @@ fn chunk_count(buf: &[u8], size: usize) -> usize {
 }
 
 fn chunk_bound(buf: &[u8], size: usize, i: usize) -> (usize, usize) {
+    chunk_bound_examined(buf, size, i).0
+}
+
+/// [`chunk_bound`], with the number of bytes it looked at. A chunk in which no line starts
+/// is empty and looks no further than its own stretch: only the chunk where a long line
+/// starts searches for that line's end, so finding every bound reads each byte at most about
+/// twice, however long the lines (searching from each chunk's nominal start instead read a
+/// 10 GiB line once per chunk).
+fn chunk_bound_examined(buf: &[u8], size: usize, i: usize) -> ((usize, usize), usize) {
     let size = size.max(1);
-    let start = line_start_at(buf, i.saturating_mul(size));
-    let end = line_start_at(buf, (i + 1).saturating_mul(size));
-    (start, end.max(start))
+    let x = i.saturating_mul(size);
+    let mut examined = 0;
+    let start = if x == 0 || x >= buf.len() {
+        x.min(buf.len())
+    } else {
+        let limit = x.saturating_add(size).min(buf.len());
+        match memchr(b'\n', &buf[x..limit]) {
+            Some(k) => {
+                examined += k + 1;
+                x + k + 1
+            }
+            None => return ((limit, limit), limit - x),
+        }
+    };
+    let next = (i + 1).saturating_mul(size);
+    let end = line_start_at(buf, next);
+    examined += end.saturating_sub(next);
+    ((start, end.max(start)), examined)
 }
 
 fn line_count(buf: &[u8], newlines: u64) -> u64 {
@@ -673,6 +697,51 @@ fn finish_long(mut l: LongLine, cap: usize) -> Option<Hit> {
 mod tests {
     use super::*;
     use crate::synth::{LogGen, SynthOptions};
+
+    /// Chunk bounds partition the buffer in order, and finding all of them reads each byte
+    /// a bounded number of times, however long the lines (a complexity test by counting).
+    #[test]
+    fn chunk_bounds_partition_and_read_each_byte_boundedly() {
+        let mut long = vec![b'x'; 1 << 20];
+        long.extend_from_slice(b"\nshort\n");
+        long.extend(std::iter::repeat_n(0u8, 300_000));
+        long.extend_from_slice(b"\nend");
+        let cases: Vec<Vec<u8>> = vec![
+            long,
+            vec![b'y'; 100_000],
+            b"a\nbb\nccc\n".repeat(5000),
+            vec![b'\n'; 10_000],
+            Vec::new(),
+        ];
+        for buf in &cases {
+            for size in [1usize, 7, 4096, 65_536] {
+                if buf.len() / size > 200_000 {
+                    continue;
+                }
+                let mut at = 0;
+                let mut examined = 0;
+                for i in 0..chunk_count(buf, size) {
+                    let ((s, e), n) = chunk_bound_examined(buf, size, i);
+                    examined += n;
+                    if s == e {
+                        continue;
+                    }
+                    assert_eq!(
+                        s, at,
+                        "chunk {i} of size {size} starts where the last ended"
+                    );
+                    assert!(s == 0 || buf[s - 1] == b'\n', "a chunk starts a line");
+                    at = e;
+                }
+                assert_eq!(at, buf.len(), "the chunks cover the buffer (size {size})");
+                assert!(
+                    examined <= 2 * buf.len() + size,
+                    "{examined} bytes examined for {} (size {size})",
+                    buf.len()
+                );
+            }
+        }
+    }
 
     /// A generated log with failure lines at known places; returns the log and, per
     /// inserted line, its 1-based line number.
