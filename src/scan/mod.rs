@@ -673,6 +673,7 @@ fn finish_long(mut l: LongLine, cap: usize) -> Option<Hit> {
 mod tests {
     use super::*;
     use crate::synth::{LogGen, SynthOptions};
+    use crate::EmbeddedDatabase;
 
     /// A generated log with failure lines at known places; returns the log and, per
     /// inserted line, its 1-based line number.
