@@ -1,43 +1,21 @@
 //! Embeds the signature files of `signatures/` into the library and compiles them into the
-//! database archive that `Database::embedded()` loads, with the crate's own signature and
-//! compile modules (included below), exactly as `faultline db compile signatures` would. So
-//! the binary compiles no regex at start-up, and the archive follows `signatures/` on every
-//! build. A signature set that does not compile, or whose examples fail through the loaded
-//! archive, fails the build with the problems listed.
+//! database archive that `Database::embedded()` loads, with the `faultline-db` crate, exactly
+//! as `faultline db compile signatures` would. So the binary compiles no regex at start-up,
+//! and the archive follows `signatures/` on every build. A signature set that does not
+//! compile, or whose examples fail through the loaded archive, fails the build with the
+//! problems listed.
+//!
+//! The checkout is found at run time, from the `CARGO_MANIFEST_DIR` that cargo sets for each
+//! run of the script: never a path baked in when the script was compiled, so checkouts that
+//! share one `CARGO_TARGET_DIR` (and reuse one compiled build script) each read their own
+//! `signatures/`.
 
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-#[allow(dead_code, unused_imports, clippy::result_large_err)]
-#[path = "src/error.rs"]
-mod error;
-
-#[allow(dead_code, unused_imports, clippy::result_large_err)]
-#[path = "src/signature/mod.rs"]
-mod signature;
-
-#[allow(dead_code, unused_imports, clippy::result_large_err)]
-#[path = "src/compile/mod.rs"]
-mod compile;
-
-// The anchor choice estimates how often literals occur on a generated serving log.
-#[allow(dead_code)]
-#[path = "src/synth.rs"]
-mod synth;
-
-/// What the compile module calls "the embedded set": at build time, `signatures/` itself.
-mod embedded {
-    pub fn signature_set() -> crate::Result<crate::signature::SignatureSet> {
-        crate::signature::load_dir(&crate::signatures_dir())
-    }
-}
-
-use compile::Database;
-pub use error::{Error, Result};
-
-fn signatures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures")
-}
+use faultline_db::database::archive::MAX_DFA_BYTES;
+use faultline_db::signature::load_dir;
+use faultline_db::{Database, Error};
 
 /// Prints every problem of `e` and stops the build.
 fn fail(what: &str, e: Error) -> ! {
@@ -50,11 +28,30 @@ fn fail(what: &str, e: Error) -> ! {
     std::process::exit(1);
 }
 
+/// A value cargo sets for every build script run; without it the script cannot work.
+fn cargo_env(name: &str) -> PathBuf {
+    match std::env::var_os(name) {
+        Some(v) => PathBuf::from(v),
+        None => {
+            eprintln!("error: {name} is not set (build.rs runs under cargo)");
+            std::process::exit(1);
+        }
+    }
+}
+
 fn main() {
-    let dir = signatures_dir();
+    let dir = cargo_env("CARGO_MANIFEST_DIR").join("signatures");
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .expect("signatures/ directory")
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
+        fail(
+            "reading the signature directory",
+            Error::Io {
+                path: dir.clone(),
+                source: e,
+            },
+        )
+    });
+    let mut names: Vec<String> = entries
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".toml"))
@@ -64,19 +61,18 @@ fn main() {
     for name in &names {
         let path = dir.join(name);
         println!("cargo:rerun-if-changed={}", path.display());
-        writeln!(
+        let _ = writeln!(
             out,
             "    ({name:?}, include_str!({:?})),",
             path.display().to_string()
-        )
-        .unwrap();
+        );
     }
     out.push_str("];\n");
 
-    let set = embedded::signature_set().unwrap_or_else(|e| fail("loading signatures/", e));
+    let set = load_dir(&dir).unwrap_or_else(|e| fail("loading signatures/", e));
     let db = Database::compile(&set).unwrap_or_else(|e| fail("compiling signatures/", e));
     let archive = db
-        .to_archive(compile::archive::MAX_DFA_BYTES)
+        .to_archive(MAX_DFA_BYTES)
         .unwrap_or_else(|e| fail("archiving signatures/", e));
     let loaded = Database::from_archive_bytes(&archive.bytes)
         .unwrap_or_else(|e| fail("loading the archive of signatures/", e));
@@ -89,15 +85,20 @@ fn main() {
             db.pattern_sources()[*p as usize]
         );
     }
-    writeln!(
+    let _ = writeln!(
         out,
         "const DB_NAME: &str = {:?};\nconst DB_VERSION: &str = {:?};\nconst DB_HASH: &str = {:?};",
         db.name(),
         db.version(),
         db.hash()
-    )
-    .unwrap();
-    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    std::fs::write(out_dir.join("embedded_signatures.rs"), out).unwrap();
-    std::fs::write(out_dir.join("embedded.fldb"), &archive.bytes).unwrap();
+    );
+    let out_dir = cargo_env("OUT_DIR");
+    for (file, bytes) in [
+        ("embedded_signatures.rs", out.as_bytes()),
+        ("embedded.fldb", &archive.bytes[..]),
+    ] {
+        let path = out_dir.join(file);
+        std::fs::write(&path, bytes)
+            .unwrap_or_else(|e| fail("writing", Error::Io { path, source: e }));
+    }
 }

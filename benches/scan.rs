@@ -6,6 +6,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use faultline::scan::{scan_slice, ScanOptions};
 use faultline::synth::{LogGen, SynthOptions};
 use faultline::Database;
+use faultline::EmbeddedDatabase;
 
 /// The bench input: a deterministic serving log with the signatures' examples as rare
 /// failures; `non_ascii` is the share of lines with progress bars or multilingual prompts.

@@ -5,6 +5,7 @@
 //! (only reading the file, the baseline the other two are measured against) or `profile`
 //! (per-anchor candidate counts).
 
+use faultline::EmbeddedDatabase;
 use std::process::ExitCode;
 
 use faultline::scan::{scan_slice, ScanOptions};

@@ -626,6 +626,7 @@ pub fn to_json(sets: &[SetBench]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::EmbeddedDatabase;
 
     fn corpus() -> Corpus {
         Corpus::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")).unwrap()

@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use faultline::corpus::{Case, Expectation};
-//! use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database};
+//! use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database, EmbeddedDatabase};
 //! use std::path::Path;
 //!
 //! let case = Case::from_sidecar_text(
@@ -418,6 +418,7 @@ mod tests {
     use crate::analyze::{analyze_input, AnalyzeOptions};
     use crate::scan::{Input, ScanOptions};
     use crate::Database;
+    use crate::EmbeddedDatabase;
 
     const SIDECAR: &str = "root_cause = \"No module named 'flash_attn'\"\nsignature = \"python.import.module-not-found\"\ncategory = \"missing-dependency\"\nsource = \"test\"\nfragment = true\nnotes = \"n\"\n";
 

@@ -30,24 +30,36 @@ pub fn signature_set() -> crate::Result<SignatureSet> {
     )
 }
 
-impl Database {
+/// The database built into this crate: `Database::embedded()` once this trait is in scope
+/// (`use faultline::EmbeddedDatabase;`). [`Database`] lives in the `faultline-db` crate,
+/// which the build script uses to compile `signatures/`; the archive it writes is part of
+/// this crate, so the constructor that loads it is this trait's.
+pub trait EmbeddedDatabase {
     /// The embedded database's name, version and content hash, without loading it.
     ///
     /// ```
-    /// let (name, version, hash) = faultline::Database::embedded_identity();
-    /// let db = faultline::Database::embedded();
+    /// use faultline::{Database, EmbeddedDatabase};
+    ///
+    /// let (name, version, hash) = Database::embedded_identity();
+    /// let db = Database::embedded();
     /// assert_eq!((name, version, hash), (db.name(), db.version(), db.hash()));
     /// ```
-    pub fn embedded_identity() -> (&'static str, &'static str, &'static str) {
-        (DB_NAME, DB_VERSION, DB_HASH)
-    }
+    fn embedded_identity() -> (&'static str, &'static str, &'static str);
 
     /// The default database, loaded from the archive that the build compiled from the
-    /// signature files built into this binary: no regex is compiled at start-up.
+    /// signature files built into this crate: no regex is compiled at start-up.
     ///
     /// build.rs compiles the archive from `signatures/` and loads it back to run every
     /// example, so a bad signature set fails the build and the archive always loads.
-    pub fn embedded() -> &'static Database {
+    fn embedded() -> &'static Database;
+}
+
+impl EmbeddedDatabase for Database {
+    fn embedded_identity() -> (&'static str, &'static str, &'static str) {
+        (DB_NAME, DB_VERSION, DB_HASH)
+    }
+
+    fn embedded() -> &'static Database {
         static DB: OnceLock<Database> = OnceLock::new();
         DB.get_or_init(|| {
             #[allow(clippy::expect_used)]

@@ -10,7 +10,7 @@
 //! [`bench`](mod@bench) measures a signature set over a corpus and [`diff`] compares two sets.
 //!
 //! ```
-//! use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database};
+//! use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database, EmbeddedDatabase};
 //! use std::path::Path;
 //!
 //! let log = "\
@@ -27,19 +27,27 @@
 
 pub mod analyze;
 pub mod bench;
-pub mod compile;
 pub mod corpus;
 pub mod diff;
 mod embedded;
-pub mod error;
 pub mod report;
 pub mod sanitize;
 pub mod scan;
-pub mod signature;
 pub mod summary;
-pub mod synth;
+
+/// The signature format, its compiler and the compiled database live in the `faultline-db`
+/// crate; these re-exports keep their paths under `faultline::`.
+pub use faultline_db::{error, signature, synth};
+
+/// From a signature set to a [`Database`] (re-exported from `faultline-db`), and the set
+/// built into this crate.
+pub mod compile {
+    pub use crate::embedded::signature_set as embedded_set;
+    pub use faultline_db::compile::*;
+}
 
 pub use compile::Database;
+pub use embedded::EmbeddedDatabase;
 pub use error::{Error, Result};
 pub use report::Report;
 

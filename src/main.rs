@@ -17,7 +17,7 @@ use faultline::scan::walk::{walk, Entry, Shard, WalkOptions};
 use faultline::scan::{ScanOptions, MAX_THREADS};
 use faultline::signature::{load_dir, SignatureSet};
 use faultline::summary::{Summary, SummaryBuilder};
-use faultline::{diff, Database, Error};
+use faultline::{diff, Database, EmbeddedDatabase, Error};
 
 mod cli;
 

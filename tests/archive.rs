@@ -5,6 +5,7 @@
 //! CI runs 10,000 in release mode:
 //! `PROPTEST_CASES=10000 cargo test --release --test archive`.
 
+use faultline::EmbeddedDatabase;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

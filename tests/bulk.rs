@@ -1,6 +1,7 @@
 //! Sweeps of many logs, shards and their merged summary, special files in a walk, and the
 //! bench and db diff commands, all through the binary as a user runs them.
 
+use faultline::EmbeddedDatabase;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;

@@ -1,6 +1,7 @@
 //! The corpus of real failure logs: the first finding must be the labelled root cause for
 //! every log. Prints the top-1 accuracy.
 
+use faultline::EmbeddedDatabase;
 use std::path::Path;
 
 use faultline::analyze::{analyze_input, AnalyzeOptions};

@@ -6,6 +6,7 @@ use faultline::analyze::{analyze_input, AnalyzeOptions};
 use faultline::report::Report;
 use faultline::scan::{Input, ScanOptions};
 use faultline::Database;
+use faultline::EmbeddedDatabase;
 use proptest::prelude::*;
 use std::path::Path;
 

@@ -1,6 +1,7 @@
 //! Interleaving processes' lines differently, each process's own order kept, gives the same
 //! first finding when the lines carry timestamps or one process holds the only cause.
 
+use faultline::EmbeddedDatabase;
 use std::collections::BTreeMap;
 use std::path::Path;
 

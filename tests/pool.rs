@@ -3,6 +3,7 @@
 //! each must finish, with the hits a one-thread scan finds. Its own process, so that it owns
 //! the global pool.
 
+use faultline::EmbeddedDatabase;
 use std::sync::mpsc;
 use std::time::Duration;
 

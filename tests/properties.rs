@@ -4,6 +4,7 @@
 //! found at their exact line, also inside lines longer than the cap wherever the stream's
 //! block edges fall. The case count follows `PROPTEST_CASES` (default 256).
 
+use faultline::EmbeddedDatabase;
 use std::sync::OnceLock;
 
 use faultline::compile::embedded_set;

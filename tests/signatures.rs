@@ -4,6 +4,7 @@
 use faultline::compile::embedded_set;
 use faultline::signature::load_dir;
 use faultline::Database;
+use faultline::EmbeddedDatabase;
 use std::path::Path;
 
 #[test]

@@ -3,7 +3,7 @@
 //!
 //! A random mutation almost never survives the header's content hash, so when the first byte
 //! is odd the rest is taken as a *payload* and given a valid header (magic, format, length,
-//! xxh3 hash; layout in src/compile/archive.rs): the rkyv validation, the stored DFAs and the
+//! xxh3 hash; layout in crates/faultline-db/src/database/archive.rs): the rkyv validation, the stored DFAs and the
 //! matcher rebuild then see the fuzzer's bytes too.
 #![no_main]
 

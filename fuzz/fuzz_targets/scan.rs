@@ -11,7 +11,7 @@ use std::path::Path;
 use faultline::analyze::{analyze_input, AnalyzeOptions};
 use faultline::report::render_human;
 use faultline::scan::{scan_reader, scan_slice, Hit, Input, ScanOptions, ScanStats};
-use faultline::Database;
+use faultline::{Database, EmbeddedDatabase};
 use libfuzzer_sys::fuzz_target;
 
 fn slice(log: &[u8], opts: &ScanOptions) -> (Vec<Hit>, ScanStats) {

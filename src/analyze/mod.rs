@@ -1235,7 +1235,7 @@ fn why(g: &Group, by_time: bool, runs: u32) -> String {
 /// Scans one input with `db` and analyses it: the whole pipeline in one call.
 ///
 /// ```
-/// use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database};
+/// use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database, EmbeddedDatabase};
 /// use std::path::Path;
 ///
 /// let log = b"(Worker_TP0 pid=7) INFO 02-20 21:35:48 [cuda.py:456] Using backend AttentionBackendEnum.FLASH_ATTN for vit attention\nModuleNotFoundError: No module named 'flash_attn'\n".to_vec();
@@ -1287,6 +1287,7 @@ mod tests {
     use super::*;
     use crate::report::render_human;
     use crate::scan::{Input, ScanOptions};
+    use crate::EmbeddedDatabase;
     use std::path::Path;
 
     fn report(log: &str) -> Report {

@@ -331,6 +331,7 @@ mod tests {
     use crate::analyze::{analyze_input, AnalyzeOptions};
     use crate::scan::{Input, ScanOptions};
     use crate::Database;
+    use crate::EmbeddedDatabase;
     use std::path::Path;
 
     fn render(path: &str, log: &[u8]) -> (Report, String) {

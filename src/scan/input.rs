@@ -674,6 +674,7 @@ impl Read for Pipe {
 mod tests {
     use super::*;
     use crate::synth::{LogGen, SynthOptions};
+    use crate::EmbeddedDatabase;
 
     /// A mapped file scanned on several threads gives its pages back chunk by chunk; the
     /// hits are those of the same bytes scanned from memory on one thread.

@@ -697,6 +697,7 @@ fn finish_long(mut l: LongLine, cap: usize) -> Option<Hit> {
 mod tests {
     use super::*;
     use crate::synth::{LogGen, SynthOptions};
+    use crate::EmbeddedDatabase;
 
     /// Chunk bounds partition the buffer in order, and finding all of them reads each byte
     /// a bounded number of times, however long the lines (a complexity test by counting).

@@ -1,14 +1,15 @@
 //! From a [`SignatureSet`] to a ready-to-scan [`Database`]: pattern checks, literal
 //! extraction, the two-stage matcher, and every example and counterexample run through it.
 
-pub mod archive;
 pub mod literals;
-mod matcher;
 
 use std::sync::OnceLock;
 
-pub(crate) use matcher::{build_regex, CompiledPattern, Confirm, Cursor, Matcher, Owner, MARKERS};
-pub use matcher::{CandidateProfile, LineMatch, Marker, Scratch};
+pub use crate::database::archive;
+pub(crate) use crate::database::matcher::{build_regex, Confirm, Matcher, MARKERS};
+pub use crate::database::matcher::{CandidateProfile, LineMatch, Marker, Scratch};
+#[doc(hidden)]
+pub use crate::database::matcher::{CompiledPattern, Cursor, Owner};
 
 use crate::error::{Error, Problem, Result};
 use crate::signature::{Located, Role, Severity, SignatureSet};
@@ -62,21 +63,43 @@ pub struct SignatureInfo {
 /// A compiled, ready-to-scan signature database.
 ///
 /// ```
-/// use faultline::Database;
+/// use faultline_db::signature::{load_sources, SourceFile};
+/// use faultline_db::Database;
 ///
-/// let db = Database::embedded();
+/// let db_toml = "name = \"mine\"\nversion = \"1.0.0\"\nformat = 2\n";
+/// let sigs = r#"
+/// [[signature]]
+/// id = "pytorch.cuda.oom"
+/// revision = 1
+/// title = "CUDA out of memory"
+/// role = "cause"
+/// severity = "fatal"
+/// category = "cuda-oom"
+/// patterns = ['CUDA out of memory\. Tried to allocate (?P<size>\S+ [GM]iB)']
+/// remediation = "Lower the batch size; {size} did not fit."
+/// source = "pytorch: c10/cuda/CUDACachingAllocator.cpp"
+/// examples = ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."]
+/// counterexamples = ["CUDA out of memory checks passed"]
+/// survivable = false
+/// "#;
+/// let set = load_sources(vec![
+///     SourceFile { path: "db.toml".into(), text: db_toml.into() },
+///     SourceFile { path: "pytorch.toml".into(), text: sigs.into() },
+/// ])
+/// .unwrap();
+/// let db = Database::compile(&set).unwrap();
 /// let hit = db.match_line(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.");
 /// let ids: Vec<&str> = hit.signatures.iter().map(|&s| db.signature(s).id.as_str()).collect();
 /// assert!(ids.iter().any(|id| id.contains("oom")), "{ids:?}");
 /// ```
 pub struct Database {
-    name: String,
-    version: String,
-    hash: String,
-    signatures: Vec<SignatureInfo>,
-    pattern_sources: Vec<String>,
-    matcher: Matcher,
-    capture_regexes: Vec<OnceLock<Option<regex_automata::meta::Regex>>>,
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) hash: String,
+    pub(crate) signatures: Vec<SignatureInfo>,
+    pub(crate) pattern_sources: Vec<String>,
+    pub(crate) matcher: Matcher,
+    pub(crate) capture_regexes: Vec<OnceLock<Option<regex_automata::meta::Regex>>>,
 }
 
 impl std::fmt::Debug for Database {
@@ -469,7 +492,8 @@ impl Database {
         self.matcher.candidate_profile(sample)
     }
 
-    pub(crate) fn matcher(&self) -> &Matcher {
+    #[doc(hidden)]
+    pub fn matcher(&self) -> &Matcher {
         &self.matcher
     }
 
@@ -538,17 +562,12 @@ pub struct CommonLiteral {
     pub per_mib: f64,
 }
 
-/// The signature set built into this binary, as files (paths read `signatures/NAME`).
-pub fn embedded_set() -> Result<SignatureSet> {
-    crate::embedded::signature_set()
-}
-
 /// A pattern with its capture groups' names dropped (`(?P<gpu>\d+)` becomes `(\d+)`), the
 /// matching unchanged: tools that join many patterns into one regex (`rg -f`) reject a name
 /// used twice. A pattern that does not parse is returned as it is.
 ///
 /// ```
-/// assert_eq!(faultline::compile::unnamed(r"GPU (?P<gpu>\d+) (?<x>a)"), r"GPU (\d+) (a)");
+/// assert_eq!(faultline_db::compile::unnamed(r"GPU (?P<gpu>\d+) (?<x>a)"), r"GPU (\d+) (a)");
 /// ```
 pub fn unnamed(pattern: &str) -> String {
     use regex_syntax::ast::{self, Ast, GroupKind};
@@ -604,7 +623,7 @@ pub const MISSING_CAPTURE: &str = "(not captured)";
 /// plus 300 bytes per placeholder, whatever the captures hold.
 ///
 /// ```
-/// use faultline::compile::interpolate;
+/// use faultline_db::compile::interpolate;
 /// let caps = vec![("m".to_string(), "{m}{m}".to_string())];
 /// assert_eq!(interpolate("pip install {m} ({x})", &caps), "pip install {m}{m} ((not captured))");
 /// ```
@@ -659,7 +678,7 @@ mod tests {
     fn lines() -> &'static [String] {
         static LINES: OnceLock<Vec<String>> = OnceLock::new();
         LINES.get_or_init(|| {
-            let set = embedded_set().expect("embedded set");
+            let set = crate::testing::signature_set();
             let mut v: Vec<String> = set
                 .signatures
                 .iter()
@@ -707,7 +726,7 @@ mod tests {
             cuts in proptest::collection::vec((any::<prop::sample::Index>(), any::<prop::sample::Index>()), 4),
             glue in "[ -~]{0,12}",
         ) {
-            let db = Database::embedded();
+            let db = crate::testing::database();
             // Whole lines, pieces of lines and joins of several: literals cut in two,
             // repeated, or next to another signature's text.
             let mut line = Vec::new();
@@ -725,7 +744,7 @@ mod tests {
 
     #[test]
     fn unnamed_patterns_match_the_same_lines() {
-        let db = Database::embedded();
+        let db = crate::testing::database();
         let mut renamed = 0;
         for (i, p) in db.pattern_sources().iter().enumerate() {
             let plain = unnamed(p);
@@ -747,7 +766,7 @@ mod tests {
 
     #[test]
     fn confirmation_equals_running_every_regex_on_each_example() {
-        let db = Database::embedded();
+        let db = crate::testing::database();
         for line in lines() {
             assert_eq!(
                 db.match_line(line.as_bytes()),
@@ -897,16 +916,26 @@ mod tests {
         for (i, w) in words.iter().enumerate() {
             log.push_str(&format!("INFO ordinary line {i}\nprefix {w} suffix\n"));
         }
-        let mut found = Vec::new();
-        crate::scan::scan_slice(
-            &db,
-            log.as_bytes(),
-            &crate::scan::ScanOptions {
-                threads: 1,
-                ..Default::default()
-            },
-            &mut |h| found.push((h.line, h.matched.signatures.clone())),
-        );
+        // The scan's candidate loop: each candidate's line, confirmed (line numbers 1-based).
+        let (m, bytes) = (db.matcher(), log.as_bytes());
+        let (mut found, mut pos, mut scratch) = (Vec::new(), 0, Scratch::default());
+        while let Some(hit) = m.find_candidate(bytes, pos) {
+            let start = bytes[..hit]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            let end = bytes[hit..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |i| hit + i);
+            let mut out = LineMatch::default();
+            m.confirm(&bytes[start..end], &mut scratch, &mut out);
+            if !out.is_empty() {
+                let line = bytes[..start].iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+                found.push((line, out.signatures));
+            }
+            pos = end + 1;
+        }
         let want: Vec<(u64, Vec<u32>)> = (0..150).map(|i| (2 * i as u64 + 2, vec![i])).collect();
         assert_eq!(found, want);
     }

@@ -122,7 +122,7 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
 
 /// Who a compiled pattern belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Owner {
+pub enum Owner {
     Signature(u32),
     Marker(Marker),
 }
@@ -141,7 +141,8 @@ pub(crate) fn build_regex(pattern: &str) -> Result<meta::Regex, meta::BuildError
         .build(pattern)
 }
 
-pub(crate) struct CompiledPattern {
+#[doc(hidden)]
+pub struct CompiledPattern {
     pub owner: Owner,
     pub confirm: Confirm,
     /// Whether the pattern matches exactly one string (its source is a plain literal): a
@@ -152,8 +153,10 @@ pub(crate) struct CompiledPattern {
 impl CompiledPattern {
     /// A pattern compiled from `source`, whose required literal set is `required`.
     pub fn new(owner: Owner, confirm: Confirm, source: &str, required: &[Vec<u8>]) -> Self {
-        let plain = super::literals::plain_literal(source).is_some_and(|lit| {
-            lit.len() >= super::literals::MIN_LITERAL && required.len() == 1 && required[0] == lit
+        let plain = crate::compile::literals::plain_literal(source).is_some_and(|lit| {
+            lit.len() >= crate::compile::literals::MIN_LITERAL
+                && required.len() == 1
+                && required[0] == lit
         });
         CompiledPattern {
             owner,
@@ -164,7 +167,8 @@ impl CompiledPattern {
 }
 
 /// How a pattern confirms a candidate line.
-pub(crate) enum Confirm {
+#[doc(hidden)]
+pub enum Confirm {
     /// A regex compiled from source (a database compiled from signature files).
     Regex(meta::Regex),
     /// A pattern of a loaded archive: its stored DFA when it has one, else (its DFA was over
@@ -188,7 +192,7 @@ impl Confirm {
 }
 
 enum Prefilter {
-    /// Packed searchers over consecutive groups of anchors ([`super::literals::group_sizes`]),
+    /// Packed searchers over consecutive groups of anchors ([`crate::compile::literals::group_sizes`]),
     /// each with the index of its first anchor.
     Packed(Vec<(usize, packed::Searcher)>),
     General(AhoCorasick),
@@ -241,7 +245,8 @@ impl LineMatch {
     }
 }
 
-pub(crate) struct Matcher {
+#[doc(hidden)]
+pub struct Matcher {
     prefilter: Prefilter,
     anchors: Vec<Vec<u8>>,
     /// Per anchor: expected occurrences per MiB of ordinary log (see `literals::background`).
@@ -271,7 +276,7 @@ impl Matcher {
 
     /// Builds the matcher; `anchors` (stored in an archive) skips choosing them again, and
     /// `dfas` are a loaded archive's confirmation automata.
-    pub fn build(
+    pub(crate) fn build(
         patterns: Vec<CompiledPattern>,
         required: &[Vec<Vec<u8>>],
         anchors: Option<Vec<Vec<u8>>>,
@@ -294,14 +299,16 @@ impl Matcher {
             // Stored in an archive: their expected rates were not kept.
             Some(a) => (a, Vec::new()),
             None => {
-                let choice = super::literals::choose_anchors(&members);
+                let choice = crate::compile::literals::choose_anchors(&members);
                 (choice.anchors, choice.per_mib)
             }
         };
         let mut searchers = Vec::new();
         let mut first = 0;
-        for size in super::literals::group_sizes(anchors.len()) {
-            if anchors.len() > super::literals::MAX_ANCHORS * super::literals::MAX_GROUPS {
+        for size in crate::compile::literals::group_sizes(anchors.len()) {
+            if anchors.len()
+                > crate::compile::literals::MAX_ANCHORS * crate::compile::literals::MAX_GROUPS
+            {
                 break;
             }
             let built = packed::Config::new()
@@ -335,7 +342,7 @@ impl Matcher {
                 }
                 let finder = memchr::memmem::Finder::new(a);
                 for (m, member) in members.iter().enumerate() {
-                    if member.len() < super::literals::MIN_LITERAL {
+                    if member.len() < crate::compile::literals::MIN_LITERAL {
                         continue;
                     }
                     for k in finder.find_iter(member) {
@@ -363,7 +370,7 @@ impl Matcher {
         let mut unanchored: Vec<u32> = members
             .iter()
             .zip(&member_patterns)
-            .filter(|(m, _)| m.len() < super::literals::MIN_LITERAL)
+            .filter(|(m, _)| m.len() < crate::compile::literals::MIN_LITERAL)
             .flat_map(|(_, ps)| ps.iter().copied())
             .collect();
         unanchored.sort_unstable();

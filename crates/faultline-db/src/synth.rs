@@ -7,7 +7,7 @@
 //! them, e.g. signature examples) are rare, as in life.
 //!
 //! ```
-//! use faultline::synth::{LogGen, SynthOptions};
+//! use faultline_db::synth::{LogGen, SynthOptions};
 //!
 //! let mut a = Vec::new();
 //! LogGen::new(SynthOptions { seed: 7, ..SynthOptions::default() }).fill(&mut a, 10_000);

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use load::{load_dir, load_sources, parse_file};
-pub(crate) use load::{location, toml_problem};
+#[doc(hidden)]
+pub use load::{location, toml_problem};
 
 /// What a matched line means for the diagnosis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -33,7 +33,7 @@ use rkyv::rancor;
 use rkyv::util::AlignedVec;
 
 use super::matcher::{CompiledPattern, Confirm, Matcher, Owner, MARKERS};
-use super::{Database, SignatureInfo};
+use crate::compile::{Database, SignatureInfo};
 use crate::error::{Error, Result};
 use crate::signature::{Role, Severity};
 
@@ -184,9 +184,10 @@ impl Database {
     /// regex compiled at first use instead.
     ///
     /// ```
-    /// use faultline::{compile::archive::MAX_DFA_BYTES, Database};
+    /// use faultline_db::{database::archive::MAX_DFA_BYTES, signature::load_dir, Database};
     ///
-    /// let db = Database::embedded();
+    /// let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../signatures");
+    /// let db = Database::compile(&load_dir(&dir).unwrap()).unwrap();
     /// let archive = db.to_archive(MAX_DFA_BYTES).unwrap();
     /// let loaded = Database::from_archive_bytes(&archive.bytes).unwrap();
     /// assert_eq!(loaded.hash(), db.hash());
@@ -344,7 +345,7 @@ impl Database {
 
     /// Loads a database from an archive in static memory (the embedded default database).
     /// The bytes must start 16-byte aligned, else they are copied into an aligned buffer.
-    pub(crate) fn from_static_archive(bytes: &'static [u8], name: &Path) -> Result<Database> {
+    pub fn from_static_archive(bytes: &'static [u8], name: &Path) -> Result<Database> {
         if bytes.as_ptr() as usize % 16 == 0 {
             load(Backing::Static(bytes), name)
         } else {
@@ -499,7 +500,7 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
             MARKERS.len()
         ))
     })?;
-    if n_sig_pats > super::MAX_PATTERNS {
+    if n_sig_pats > crate::compile::MAX_PATTERNS {
         return Err(bad(format!("{n_sig_pats} patterns, over the limit")));
     }
     let mut signatures = Vec::with_capacity(n_sigs);
@@ -647,7 +648,7 @@ fn load(backing: Backing, path: &Path) -> Result<Database> {
     // Every required literal the anchors are chosen to cover (see `choose_anchors`) must
     // hold an anchor, else the prefilter would skip lines the compiled database finds.
     for (member, _) in matcher.members() {
-        if member.len() >= super::literals::MIN_LITERAL
+        if member.len() >= crate::compile::literals::MIN_LITERAL
             && matcher.find_candidate(member, 0).is_none()
         {
             return Err(archive_error(
@@ -884,7 +885,7 @@ mod tests {
 
     #[test]
     fn the_embedded_database_confirms_with_stored_dfas_only() {
-        let db = Database::embedded();
+        let db = crate::testing::database();
         let line = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.";
         assert!(!db.match_line(line).signatures.is_empty());
         for (p, pat) in db.matcher.patterns.iter().enumerate() {

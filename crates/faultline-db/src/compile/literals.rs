@@ -774,7 +774,7 @@ mod tests {
         // What it accepts, the regex engine reads the same way.
         for lit in [r"cuda\.py:", r"\[rank0\]: \(x\) \$1 \^ \| a-b # & ~"] {
             let text = plain_literal(lit).unwrap();
-            let re = super::super::matcher::build_regex(lit).unwrap();
+            let re = crate::database::matcher::build_regex(lit).unwrap();
             assert!(re.is_match(text.as_slice()));
             let hir = parse(lit).unwrap();
             assert_eq!(required(&hir), Some(vec![text]));
