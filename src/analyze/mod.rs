@@ -8,7 +8,8 @@
 //!    failed, then those of earlier runs, latest run first.
 //! 2. Tier: fatal cause > fatal unclassified > survivable cause > survivable unclassified >
 //!    symptom > noise. Among fatal unclassified findings: the end of a traceback, then a
-//!    stand-in error line, then a terminal line (`Killed`, `exited with code 1`).
+//!    symptom standing in, then a stand-in error line, then a traceback cut by the end of the
+//!    input, then a terminal line (`Killed`, `exited with code 1`).
 //! 3. The innermost exception of a chain (or no exception at all) before a wrapper.
 //! 4. The earliest: by timestamp when every finding of the tier has one, else by position.
 //!
@@ -18,8 +19,10 @@
 //! INFO or WARNING, that is not a shutdown message). A terminal marker (death by signal, a
 //! non-zero exit, a Go/Rust/C++/Java crash, a compiler or build failure) makes a log failed
 //! on its own; ERROR-level lines never do, but in a failed log with no known cause the first
-//! of them stands in for it. A fatal symptom with no fatal cause or unclassified finding
-//! becomes a fatal unclassified finding ("the log shows only its symptoms").
+//! of them stands in for it (a survivable cause logged at ERROR whose process was not seen
+//! going on counts as one). In a run with no fatal cause and no traceback end, the first
+//! symptom that is not survivable (fatal or error severity) becomes a fatal unclassified
+//! finding that keeps its signature ("the log shows its symptom").
 
 pub mod line;
 mod traceback;
