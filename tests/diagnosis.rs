@@ -1,6 +1,7 @@
 //! Properties of the diagnosis: per-request errors the engine goes on after and ordinary INFO
 //! lines inserted before a fatal failure never change the root cause, and a healthy run
-//! appended after a failed one keeps the failure (in run 1) and the failed status.
+//! appended after a failed one (after the server's banner or a torch elastic restart) keeps
+//! the failure (in run 1) and the failed status.
 
 use faultline::analyze::{analyze_input, AnalyzeOptions};
 use faultline::report::Report;
@@ -103,12 +104,26 @@ proptest! {
     fn a_healthy_run_after_a_failed_one_keeps_the_failure_in_run_1(
         which in 0usize..FAILURES.len(),
         healthy in 0usize..20,
+        restart in any::<bool>(),
     ) {
         let (tb, failure) = FAILURES[which];
         let banner = format!("INFO {TS} [api_server.py:1] vLLM API server version 0.9.1\n");
         let failed_run = format!("{banner}{}{tb}{failure}\n", prefix());
         let one = report(&failed_run);
-        let mut log = format!("{failed_run}{banner}");
+        // The second run starts with the server's banner again, or with torch elastic
+        // restarting the worker group (its agent's lines as nnU-Net's paste has them).
+        let second = if restart {
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 2 (pid: 68788) of binary: /usr/bin/python\n\
+             ERROR:torch.distributed.elastic.agent.server.local_elastic_agent:[default] Worker group failed\n\
+             INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. 3/3 attempts left; will restart worker group\n\
+             INFO:torch.distributed.elastic.agent.server.api:[default] Stopping worker group\n\
+             INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous'ing worker group\n\
+             INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:\n  restart_count=1\n  master_addr=127.0.0.1\n\n\
+             INFO:torch.distributed.elastic.agent.server.api:[default] Starting worker group\n".to_string()
+        } else {
+            banner.clone()
+        };
+        let mut log = format!("{failed_run}{second}");
         for n in 0..healthy {
             log.push_str(&info(n));
         }

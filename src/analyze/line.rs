@@ -54,6 +54,8 @@ enum Rule {
     Rank,
     /// `ERROR 10-31 15:15:48 [core.py:708] ` (vLLM)
     Vllm,
+    /// `[2025-04-02 15:02:00,117 E 135782 135782] ` (Ray's C++ core: raylet, GCS, core worker)
+    RayCore,
     /// `[2025-01-01 12:00:00 TP0] ` (SGLang)
     Sglang,
     /// `2025-01-01 12:00:00,123 - name - ERROR - ` (Python logging)
@@ -74,12 +76,16 @@ const RULES: &[(Rule, &str)] = &[
     (Rule::Task, r"([0-9]{1,5}): "),
     (
         Rule::Paren,
-        r"\(((?:[A-Za-z_][A-Za-z0-9_]*[ ,]+)?(?:rank=[0-9]+[ ,]+)?pid=[0-9]+(?:,\s*ip=[^)]*)?)\)\s*",
+        r"\(((?:[A-Za-z_][A-Za-z0-9_]*[ ,]+)?(?:rank=[0-9]+[ ,]+)?pid=[0-9]+(?:,\s*ip=[^)]*)?|raylet|gcs_server)\)\s*",
     ),
     (Rule::Rank, r"\[((?:rank|default)[0-9]+)\]:\s?"),
     (
         Rule::Vllm,
         r"(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+\[([^\]]+)\]\s?",
+    ),
+    (
+        Rule::RayCore,
+        r"\[[0-9]{4}-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}),([0-9]+) ([DIWEF]) [0-9]+ [0-9]+\]\s?",
     ),
     (
         Rule::Sglang,
@@ -190,7 +196,7 @@ impl Rule {
             }
             Rule::Task | Rule::PyLogging => first.is_ascii_digit(),
             Rule::Paren => first == b'(',
-            Rule::Rank | Rule::Sglang => first == b'[',
+            Rule::Rank | Rule::Sglang | Rule::RayCore => first == b'[',
             Rule::Iso => first.is_ascii_digit() || first == b'[',
             Rule::Vllm => level_initial,
             Rule::Glog | Rule::Level => level_initial || first == b'[',
@@ -231,6 +237,11 @@ fn apply(
             info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));
             info.timestamp_text = stamp(2, 7, false);
             info.source = Some(s(8));
+        }
+        Rule::RayCore => {
+            info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
+            info.timestamp_text = stamp(1, 6, true);
+            info.level = level_of(g(7)).or(info.level);
         }
         Rule::Sglang => {
             info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
@@ -471,6 +482,24 @@ mod tests {
             assert_eq!(i.message, "x", "{line}");
         }
         assert_eq!(parse(b"plain message").process, None);
+    }
+
+    #[test]
+    fn ray_core_log_lines() {
+        let i = parse(b"(raylet) [2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed due to memory pressure (OOM)");
+        assert_eq!(i.process.as_deref(), Some("raylet"));
+        assert_eq!(i.level, Some(Level::Error));
+        assert_eq!(i.timestamp_text.as_deref(), Some("2025-04-02 15:02:00,117"));
+        assert!(
+            i.message.ends_with("killed due to memory pressure (OOM)"),
+            "{}",
+            i.message
+        );
+        let i = parse(b"(RayWorkerWrapper pid=24036) [2024-07-25 10:46:00,050 E 24036 24036] logging.cc:440: *** SIGSEGV received at time=1721904360 on cpu 140 ***");
+        assert_eq!(i.level, Some(Level::Error));
+        assert_eq!(i.process.as_deref(), Some("RayWorkerWrapper pid=24036"));
+        // SGLang's bracketed timestamp is not Ray's.
+        assert_eq!(parse(b"[2025-01-01 12:00:00 TP3] x").level, None);
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!    failed, then those of earlier runs, latest run first.
 //! 2. Tier: fatal cause > fatal unclassified > survivable cause > survivable unclassified >
 //!    symptom > noise. Among fatal unclassified findings: the end of a traceback, then a
-//!    stand-in error line, then a terminal line (`Killed`, `exited with code 1`).
+//!    symptom standing in, then a stand-in error line, then a traceback cut by the end of the
+//!    input, then a terminal line (`Killed`, `exited with code 1`).
 //! 3. The innermost exception of a chain (or no exception at all) before a wrapper.
 //! 4. The earliest: by timestamp when every finding of the tier has one, else by position.
 //!
@@ -18,8 +19,10 @@
 //! INFO or WARNING, that is not a shutdown message). A terminal marker (death by signal, a
 //! non-zero exit, a Go/Rust/C++/Java crash, a compiler or build failure) makes a log failed
 //! on its own; ERROR-level lines never do, but in a failed log with no known cause the first
-//! of them stands in for it. A fatal symptom with no fatal cause or unclassified finding
-//! becomes a fatal unclassified finding ("the log shows only its symptoms").
+//! of them stands in for it (a survivable cause logged at ERROR whose process was not seen
+//! going on counts as one). In a run with no fatal cause and no traceback end, the first
+//! symptom that is not survivable (fatal or error severity) becomes a fatal unclassified
+//! finding that keeps its signature ("the log shows its symptom").
 
 pub mod line;
 mod traceback;
@@ -190,6 +193,8 @@ struct Group {
     is_exception: bool,
     /// The signature's survivable value (unclassified: `true` until its fate says otherwise).
     survivable_sig: bool,
+    /// The line was logged at ERROR level or above.
+    error_level: bool,
     fate: Fate,
     run: u32,
 }
@@ -294,6 +299,8 @@ pub struct Analyzer<'db> {
     /// The last terminal line: its process and line number (a C++ `terminate called ...`
     /// is followed by the `what():` line of the exception that ended the process).
     last_terminal: Option<(String, u64)>,
+    /// The last hit when it was an ERROR line: its process and line number.
+    last_error: Option<(String, u64)>,
     findings_omitted: u64,
     noise_processes: Distinct,
 }
@@ -348,9 +355,12 @@ fn winds_down(message: &str) -> bool {
     WORDS.iter().any(|w| lower.contains(w))
 }
 
+/// The kind of torch elastic's `restart_count=N` (N > 0): a restart is always a new run.
+const RESTART: u8 = 1 << 7;
+
 /// The start-up banner a line holds: its kind (a bit), if any.
 fn banner_kind(text: &[u8]) -> u8 {
-    const BANNERS: [&[u8]; 7] = [
+    const BANNERS: [&[u8]; 8] = [
         b"vLLM API server version ",
         b"Starting vLLM API server",
         b"server_args=ServerArgs(",
@@ -358,6 +368,7 @@ fn banner_kind(text: &[u8]) -> u8 {
         b"Starting elastic_operator with launch configs",
         b"Started a local Ray instance",
         b"Ray runtime started",
+        b"restart_count=",
     ];
     BANNERS
         .iter()
@@ -395,6 +406,7 @@ impl<'db> Analyzer<'db> {
             failed_runs: Vec::new(),
             last_time: HashMap::new(),
             last_terminal: None,
+            last_error: None,
             findings_omitted: 0,
             noise_processes: Distinct::default(),
         }
@@ -446,12 +458,15 @@ impl<'db> Analyzer<'db> {
     }
 
     /// Decides whether `hit` starts a new run: a start-up banner after other lines (the same
-    /// banner again, or the first banner of a run that had none), or a process's timestamp
-    /// stepping back by more than 5 minutes (not the New Year wrap of a year-less date).
+    /// banner again, or the first banner of a run that had none), torch elastic restarting
+    /// its worker group, or a process's timestamp stepping back by more than 5 minutes (not
+    /// the New Year wrap of a year-less date).
     fn run_boundary(&mut self, hit: &Hit, info: &line::LineInfo, process: &str) {
         if hit.matched.has(Marker::RunStart) {
             let kind = banner_kind(&hit.text);
-            if self.run_has_lines && (self.banners == 0 || self.banners & kind != 0) {
+            if self.run_has_lines
+                && (self.banners == 0 || self.banners & kind != 0 || kind == RESTART)
+            {
                 self.new_run();
             }
             self.banners |= kind;
@@ -577,7 +592,13 @@ impl<'db> Analyzer<'db> {
         self.run_boundary(hit, &info, &process);
         let sig_role = winner.map(|w| self.db.signature(w).role);
         self.settle_pending(&process, hit, &info, sig_role);
-        let event = self.tracebacks.observe(&process, hit, &info);
+        let logged = self
+            .last_error
+            .as_ref()
+            .is_some_and(|(p, l)| *p == process && l + 1 == hit.line);
+        self.last_error = (info.level.is_some_and(|l| l >= line::Level::Error))
+            .then(|| (process.clone(), hit.line));
+        let event = self.tracebacks.observe(&process, hit, &info, logged);
         let terminal = hit.matched.has(Marker::Terminal);
         // The exception a C++ terminate names, on the line after it, ended its process.
         let what_of_terminate = self
@@ -811,6 +832,7 @@ impl<'db> Analyzer<'db> {
             chain_pos,
             is_exception,
             survivable_sig,
+            error_level: info.level.is_some_and(|l| l >= line::Level::Error),
             fate: Fate::Pending,
             run: self.run,
         }
@@ -940,10 +962,10 @@ impl<'db> Analyzer<'db> {
     /// Ranks the findings and builds the report.
     pub fn finish(mut self, input: &str, stats: &ScanStats, error: Option<String>) -> Report {
         // Tracebacks still open: the input ended inside them.
-        let open: Vec<(String, Vec<String>)> = self
+        let open: Vec<(String, Vec<String>, bool)> = self
             .tracebacks
             .open_ones()
-            .map(|(p, f)| (p.to_string(), f))
+            .map(|(p, f, logged)| (p.to_string(), f, logged))
             .collect();
         let ended_early = (error.is_some() && stats.bytes > 0) || !open.is_empty();
         // Whatever still waits: its process printed nothing more.
@@ -957,9 +979,22 @@ impl<'db> Analyzer<'db> {
                         || g.source == Source::TracebackEnd)
             })
         };
-        if let Some((process, frames)) = open.first() {
+        if let Some((process, frames, logged)) = open.first() {
             if !fatal_known(&self.groups, self.run, false) {
-                let last = frames.last().cloned().unwrap_or_default();
+                // A traceback from the program's entry point (`<module>`, runpy's
+                // `_run_module_as_main`) that no ERROR record introduced is an exception
+                // nothing caught: the program is dying of it, cut or not. Others (a server's
+                // handler logging a request's error, even with the whole stack) may be
+                // survived.
+                let uncaught = !logged
+                    && frames.first().is_some_and(|f| {
+                        f.ends_with(", in <module>") || f.ends_with(", in _run_module_as_main")
+                    });
+                // Its last frame; a traceback cut right after its header has none.
+                let last = frames
+                    .last()
+                    .cloned()
+                    .unwrap_or_else(|| "Traceback (most recent call last):".to_string());
                 let mut processes = Vec::new();
                 let mut process_set = Distinct::default();
                 if !process.is_empty() {
@@ -989,13 +1024,46 @@ impl<'db> Analyzer<'db> {
                     traceback: Some(frames.clone()),
                     chain_pos: Some(0),
                     is_exception: true,
-                    // A guess: it does not fail the log on its own.
-                    survivable_sig: true,
-                    fate: Fate::Pending,
+                    // A guess: it does not fail the log on its own, unless nothing caught it.
+                    survivable_sig: !uncaught,
+                    error_level: false,
+                    fate: if uncaught { Fate::Ended } else { Fate::Pending },
                     run: self.run,
                 });
                 self.counts.unclassified_lines += 1;
             }
+        }
+        // Only symptoms: in a run with no fatal cause and no traceback end, the first symptom
+        // that does not let its process live on (a fatal or error severity, not survivable)
+        // stands in for the unknown cause, keeping its signature.
+        let mut first_symptom: BTreeMap<u32, usize> = BTreeMap::new();
+        for (i, g) in self.groups.iter().enumerate() {
+            let Some(s) = g.signature.filter(|_| g.role == FindingRole::Symptom) else {
+                continue;
+            };
+            let sig = self.db.signature(s);
+            if sig.survivable || !matches!(sig.severity, Severity::Fatal | Severity::Error) {
+                continue;
+            }
+            let first = first_symptom.entry(g.run).or_insert(i);
+            if self.groups[*first].line > g.line {
+                *first = i;
+            }
+        }
+        for (run, i) in first_symptom {
+            if fatal_known(&self.groups, run, true) {
+                continue;
+            }
+            let g = &mut self.groups[i];
+            g.title = format!(
+                "Root cause not recognised; the log shows its symptom: {}",
+                g.title
+            );
+            g.role = FindingRole::Unclassified;
+            g.source = Source::OnlySymptoms;
+            g.survivable_sig = false;
+            g.fate = Fate::Ended;
+            self.counts.unclassified_lines += 1;
         }
         // The run whose stand-in candidates count: the current one if it failed, else the
         // last earlier run that failed.
@@ -1017,6 +1085,34 @@ impl<'db> Analyzer<'db> {
         };
         if let Some(c) = cands {
             if !fatal_known(&self.groups, cand_run, true) {
+                // A survivable cause logged at ERROR whose process was not seen going on is
+                // such an error line too (a raylet's memory-monitor kill before the driver's
+                // traceback): it stands in, keeping its signature.
+                let known_error = self
+                    .groups
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, g)| {
+                        g.run == cand_run
+                            && g.role == FindingRole::Cause
+                            && g.error_level
+                            && !g.fatal()
+                            && g.fate != Fate::WentOn
+                    })
+                    .min_by_key(|(_, g)| g.line)
+                    .map(|(i, _)| i);
+                if let Some(i) = known_error {
+                    let g = &mut self.groups[i];
+                    g.title = format!(
+                        "Root cause not recognised; an error line stands in: {}",
+                        g.title
+                    );
+                    g.role = FindingRole::Unclassified;
+                    g.source = Source::Level;
+                    g.survivable_sig = false;
+                    g.fate = Fate::Ended;
+                    self.counts.unclassified_lines += 1;
+                }
                 if let Some(mut g) = c.exception.or(c.error) {
                     self.counts.unclassified_lines += 1;
                     self.counts.unmatched_error_lines =
@@ -1029,53 +1125,6 @@ impl<'db> Analyzer<'db> {
                         m.1 = index;
                     }
                 }
-            }
-        }
-        let any_fatal = self
-            .groups
-            .iter()
-            .any(|g| g.fatal() && matches!(g.role, FindingRole::Cause | FindingRole::Unclassified));
-        if !any_fatal {
-            if let Some(first) = self
-                .groups
-                .iter()
-                .filter(|g| {
-                    g.role == FindingRole::Symptom
-                        && g.signature.is_some_and(|s| {
-                            let i = self.db.signature(s);
-                            i.severity == Severity::Fatal && !i.survivable
-                        })
-                })
-                .min_by_key(|g| (std::cmp::Reverse(g.run), g.line))
-            {
-                // Only symptoms: the cause is not in this log, or no signature knows it.
-                let g = Group {
-                    signature: None,
-                    role: FindingRole::Unclassified,
-                    source: Source::OnlySymptoms,
-                    title: "Root cause not recognised: the log shows only its symptoms".into(),
-                    severity: "error".into(),
-                    category: "unclassified".into(),
-                    line: first.line,
-                    last_line: first.line,
-                    offset: first.offset,
-                    text: first.text.clone(),
-                    text_truncated: first.text_truncated,
-                    count: 1,
-                    processes: first.processes.clone(),
-                    process_set: first.process_set.clone(),
-                    timestamp: first.timestamp,
-                    timestamp_text: first.timestamp_text.clone(),
-                    captures: Vec::new(),
-                    traceback: None,
-                    chain_pos: None,
-                    is_exception: false,
-                    survivable_sig: false,
-                    fate: Fate::Ended,
-                    run: first.run,
-                };
-                self.counts.unclassified_lines += 1;
-                self.groups.push(g);
             }
         }
         let mut tier_ts_complete = [true; 6];
@@ -1184,9 +1233,16 @@ fn why(g: &Group, by_time: bool, runs: u32) -> String {
         (FindingRole::Unclassified, Source::Terminal) => {
             "no signature knows this line; it says a process ended badly".to_string()
         }
+        (FindingRole::Unclassified, Source::CutTraceback) if fatal => {
+            "the input ends inside this traceback from the program's entry point: nothing caught its exception"
+                .to_string()
+        }
         (FindingRole::Unclassified, Source::CutTraceback) => {
             "the input ends inside this traceback (a guess: it does not fail the log on its own)"
                 .to_string()
+        }
+        (FindingRole::Unclassified, Source::Level) if g.signature.is_some() => {
+            "a survivable cause signature matched this error line, but its process was not seen going on; in a failed run with no known cause it stands in".to_string()
         }
         (FindingRole::Unclassified, Source::OnlySymptoms) => {
             "no cause found; the first fatal symptom stands in for it".to_string()
@@ -1426,8 +1482,47 @@ mod tests {
         assert!(r.failed);
         let f = first(&format!("{WRAPPER}\n"));
         assert_eq!(f.role, FindingRole::Unclassified);
-        assert!(f.title.contains("only its symptoms"));
+        assert!(f.title.contains("shows its symptom"), "{}", f.title);
         assert!(report("all fine\n").findings.is_empty());
+    }
+
+    /// A symptom standing in for an unknown cause keeps its signature, and an error-severity
+    /// symptom that does not let its process go on stands in like a fatal one (real lines:
+    /// nnU-Net's torch elastic agent, pip building flash-attention for ROCm).
+    #[test]
+    fn only_symptoms_stand_in_with_their_signature() {
+        for (log, id, line) in [
+            (
+                "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 2 (pid: 68788) of binary: /usr/bin/python\nERROR:torch.distributed.elastic.agent.server.local_elastic_agent:[default] Worker group failed\n",
+                "pytorch.distributed.elastic-worker-failed",
+                1,
+            ),
+            (
+                "  note: This error originates from a subprocess, and is likely not a problem with pip.\n  ERROR: Failed building wheel for flash_attn\nFailed to build flash_attn\n",
+                "pip.build.wheel-build-failed",
+                2,
+            ),
+            (
+                &format!("{WRAPPER}\n"),
+                "vllm.engine.core-init-failed",
+                1,
+            ),
+        ] {
+            let r = report(log);
+            let f = &r.findings[0];
+            assert_eq!(
+                (f.role, f.signature.as_deref(), f.line, f.survivable),
+                (FindingRole::Unclassified, Some(id), line, false),
+                "{log}"
+            );
+            assert!(r.failed && f.remediation.is_some());
+            // The symptom is not listed twice.
+            assert_eq!(r.findings.iter().filter(|g| g.line == line).count(), 1);
+        }
+        // A known cause in the run leaves the symptom a symptom.
+        let r = report(&format!("{OOM}\n{WRAPPER}\n"));
+        assert_eq!(r.findings[0].role, FindingRole::Cause);
+        assert_eq!(r.findings[1].role, FindingRole::Symptom);
     }
 
     /// Every terminal marker on a real line, and a near miss from a healthy log.
@@ -1460,6 +1555,10 @@ mod tests {
             "collect2: error: ld returned 1 exit status",
             "  error: subprocess-exited-with-error",
             "  Failed building wheel for flash-attn",
+            // glibc's psiginfo() via backward-cpp (libtorch C++ program, GS-SDF)
+            "Aborted (Signal sent by tkill() 1733323 1000)",
+            // abseil's failure signal handler in a Ray worker (vLLM #14652)
+            "(RayWorkerWrapper pid=239, ip=10.0.0.1) *** SIGSEGV received at time=1741685673 on cpu 53 ***",
         ] {
             assert!(terminal(line), "{line}");
         }
@@ -1475,6 +1574,9 @@ mod tests {
             "Building wheel for flash-attn (setup.py) ... done",
             "INFO:     Application startup complete.",
             "NCCL INFO NET/IB : No device found. NCCL INFO NET/Socket : Using [0]eth0",
+            // a finished vLLM benchmark stopped with SIGTERM: abseil reports it too
+            "0: *** SIGTERM received at time=1759954468 on cpu 5 ***",
+            "host-a:14057:14823 [6] NCCL INFO comm 0xaf19000 rank 14 nranks 16 cudaDev 6 busId db000 - Abort COMPLETE",
         ] {
             assert!(!terminal(line), "{line}");
         }
@@ -1585,6 +1687,22 @@ mod tests {
         assert_eq!(r.runs, 1);
         let r = report("ERROR 12-31 23:59:59 [x.py:1] a\nERROR 01-01 00:00:01 [x.py:1] b\n");
         assert_eq!(r.runs, 1);
+        // torch elastic restarting its worker group (restart_count=1) starts a run, even after
+        // its launcher's banner; its first rendezvous (restart_count=0) does not.
+        let rendezvous = |n: u32| {
+            format!("INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:\n  restart_count={n}\n  master_addr=127.0.0.1\n\nINFO:torch.distributed.elastic.agent.server.api:[default] Starting worker group\n")
+        };
+        let failed = "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 2 (pid: 68788) of binary: /usr/bin/python\n";
+        let launch =
+            "INFO:torch.distributed.launcher.api:Starting elastic_operator with launch configs:\n";
+        let r = report(&format!(
+            "{launch}{}{failed}{}",
+            rendezvous(0),
+            rendezvous(1)
+        ));
+        assert_eq!(r.runs, 2);
+        assert_eq!((r.findings[0].run, r.findings[0].line), (1, 7));
+        assert_eq!(report(&format!("{launch}{}", rendezvous(0))).runs, 1);
     }
 
     #[test]
@@ -1668,6 +1786,66 @@ mod tests {
         assert!(!r.findings.is_empty());
         assert!(!r.failed, "a cut traceback alone is a guess, not a failure");
         assert!(!report(&format!("{OOM}\n")).ended_early);
+    }
+
+    /// A cut traceback from the program's entry point that no ERROR record introduced is an
+    /// exception nothing caught (EasyR1's driver, real lines); the same stack printed by a
+    /// logger right after its ERROR line is a caught one (TGI's shard serving on, real lines).
+    #[test]
+    fn a_cut_traceback_from_the_entry_point_is_fatal_unless_a_logger_printed_it() {
+        let tb = "Traceback (most recent call last):\n  File \"/usr/lib/python3.10/runpy.py\", line 196, in _run_module_as_main\n    return _run_code(code, main_globals, None,\n  File \"/usr/lib/python3.10/runpy.py\", line 86, in _run_code\n    exec(code, run_globals)\n";
+        let r = report(&format!("Compute log probs:  76%\n{tb}"));
+        assert!(r.failed && r.ended_early);
+        let f = &r.findings[0];
+        assert_eq!(
+            (f.role, f.survivable, f.tentative),
+            (FindingRole::Unclassified, false, true)
+        );
+        let logged = "2024-08-01T17:14:52.644814Z ERROR text_generation_launcher: Method Prefill encountered an error.\nTraceback (most recent call last):\n  File \"/opt/conda/bin/text-generation-server\", line 8, in <module>\n    sys.exit(app())\n";
+        let r = report(logged);
+        assert!(!r.failed, "{:#?}", r.findings);
+        // Not from the entry point: a guess as before.
+        assert!(!report("Traceback (most recent call last):\n  File \"/app/server.py\", line 408, in run_asgi\n    result = await app(\n").failed);
+    }
+
+    /// In a failed run with no known cause, a survivable cause logged at ERROR whose process
+    /// was not seen going on stands in (keeping its signature); one whose process went on
+    /// does not.
+    #[test]
+    fn a_survivable_error_line_whose_process_stopped_stands_in() {
+        let kill = "(raylet) [2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed due to other reasons at node";
+        let died = "Traceback (most recent call last):\n  File \"/app/main.py\", line 3, in <module>\n    main()\n";
+        let r = report(&format!("{kill}\n{died}"));
+        let f = &r.findings[0];
+        assert_eq!(
+            (f.role, f.signature.as_deref(), f.line, f.survivable),
+            (
+                FindingRole::Unclassified,
+                Some("ray.raylet.workers-killed-oom"),
+                1,
+                false
+            )
+        );
+        // A per-request error logged at ERROR whose server went on (its 400 access line)
+        // does not stand in for the crash after it.
+        let p = "(APIServer pid=1) ERROR 08-25 12:24:19 [serving_chat.py:200]";
+        let served = format!(
+            "{p} Error in preprocessing prompt inputs\n{p} Traceback (most recent call last):\n{p}   File \"serving_chat.py\", line 180, in create_chat_completion\n{p}     self._validate_input(request)\n{p} {CTX}\n(APIServer pid=1) INFO:     127.0.0.1:5000 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request\nKilled\n"
+        );
+        let r = report(&served);
+        let f = &r.findings[0];
+        assert_eq!(
+            (f.signature.as_deref(), f.text.as_str()),
+            (Some("system.signal.killed"), "Killed"),
+            "{:#?}",
+            r.findings
+        );
+        assert!(r
+            .findings
+            .iter()
+            .any(|g| g.text.contains("maximum context length") && g.is_survived()));
+        // Alone (no failure after it) it stays survivable: the log is not failed.
+        assert!(!report(&format!("{kill}\n")).failed);
     }
 
     #[test]

@@ -36,6 +36,9 @@ struct Open {
     /// The last line was a frame with a source line to follow (not `File "<frozen ...>"`):
     /// the next line is that source line, indented or not (pastes lose indentation).
     expect_source: bool,
+    /// It came right after an ERROR line of its process: a logger printing a caught
+    /// exception with its record (`logger.exception`), not the interpreter dying of it.
+    logged: bool,
 }
 
 impl Open {
@@ -88,8 +91,9 @@ impl Tracebacks {
         self.procs.clear();
     }
 
-    /// The tracebacks still open (no exception line yet), with their frames so far.
-    pub fn open_ones(&self) -> impl Iterator<Item = (&str, Vec<String>)> {
+    /// The tracebacks still open (no exception line yet), with their frames so far and
+    /// whether a logger printed them (see [`Tracebacks::observe`]).
+    pub fn open_ones(&self) -> impl Iterator<Item = (&str, Vec<String>, bool)> {
         self.procs.iter().filter_map(|(name, p)| {
             let o = p.open.as_ref()?;
             let mut frames = o.head.clone();
@@ -98,7 +102,7 @@ impl Tracebacks {
                 frames.push(format!("... {omitted} frames omitted ..."));
             }
             frames.extend(o.tail.iter().cloned());
-            Some((name.as_str(), frames))
+            Some((name.as_str(), frames, o.logged))
         })
     }
 
@@ -106,8 +110,9 @@ impl Tracebacks {
     /// whether it ended a traceback. A traceback ends at the next unindented line of its
     /// process after its frames and their source and caret lines, whatever that line says
     /// (an exception class or none); an interleaved INFO/WARNING log line that is not an
-    /// exception does not end it.
-    pub fn observe(&mut self, process: &str, hit: &Hit, info: &LineInfo) -> Event {
+    /// exception does not end it. `logged`: the line right before was an ERROR line of the
+    /// same process (a traceback starting here belongs to that log record).
+    pub fn observe(&mut self, process: &str, hit: &Hit, info: &LineInfo, logged: bool) -> Event {
         let m = &hit.matched;
         if !self.procs.contains_key(process) && self.procs.len() >= MAX_PROCESSES {
             self.procs.retain(|_, p| p.open.is_some());
@@ -121,7 +126,10 @@ impl Tracebacks {
                 p.chain_len = 0;
             }
             p.chained = false;
-            p.open = Some(Open::default());
+            p.open = Some(Open {
+                logged,
+                ..Open::default()
+            });
             return Event::None;
         }
         if m.has(Marker::ChainCause) || m.has(Marker::ChainContext) {

@@ -60,9 +60,11 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
     (Marker::ErrorLevel, r"^\[?E\d{4} \d\d:\d\d:\d\d"),
     // Death by signal: as the shell reports it, alone at the end of a line (a progress bar
     // with no newline before it included), or with a core dump.
+    // ... and as glibc's psiginfo() reports it (backward-cpp and other crash handlers):
+    // `Aborted (Signal sent by tkill() 1733323 1000)`.
     (
         Marker::Terminal,
-        r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception) \(core dumped\)",
+        r"(?:Segmentation fault|Aborted|Bus error|Illegal instruction|Floating point exception) \((?:core dumped\)|Signal sent by \w+\(\))",
     ),
     (
         Marker::Terminal,
@@ -73,6 +75,12 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
         r"line \d+:\s+\d+ (?:Killed|Segmentation fault|Aborted|Bus error|Illegal instruction)",
     ),
     (Marker::Terminal, r"Fatal Python error: "),
+    // abseil's failure signal handler (Ray, glog users): `*** SIGSEGV received at time=...`;
+    // not SIGTERM, which a clean shutdown also gets.
+    (
+        Marker::Terminal,
+        r"\*\*\* SIG(?:SEGV|ABRT|BUS|ILL|FPE) received at time=",
+    ),
     // Go's runtime and Open MPI/UCX name the signal that killed the process.
     (
         Marker::Terminal,
@@ -118,6 +126,8 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
         Marker::RunStart,
         r"vLLM API server version |Starting vLLM API server|server_args=ServerArgs\(|text_generation_launcher: Args \{|Starting elastic_operator with launch configs|Started a local Ray instance|Ray runtime started",
     ),
+    // torch elastic's agent restarting the worker group: the next attempt is a new run.
+    (Marker::RunStart, r"restart_count=[1-9]"),
 ];
 
 /// Who a compiled pattern belongs to.
