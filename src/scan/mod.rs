@@ -178,7 +178,8 @@ fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
         nul = nul || memchr(0, passed).is_some();
         counted = start;
         let line = trim_cr(&buf[start..end]);
-        m.confirm(line, &mut scratch, &mut matched);
+        // No anchor starts between `start` and `hit`: the searchers have passed it.
+        m.confirm_from(line, hit - start, &mut scratch, &mut matched);
         // Lines skipped since `pos` (none when a window is open) closed no window.
         if !matched.is_empty() {
             let trigger = triggers(&matched);

@@ -239,11 +239,18 @@ pub fn rarity(bytes: &[u8]) -> usize {
 const MAX_ANCHOR_LEN: usize = 12;
 /// Bytes of generated healthy serving log that anchor frequencies are estimated on.
 const BACKGROUND_BYTES: usize = 192 << 10;
-/// Modelled cost of confirming one candidate line, in nanoseconds (line bounds, the
-/// in-place literal checks and a regex or two over a ~200-byte line, analysis of a hit).
-const CONFIRM_NS: f64 = 600.0;
-/// Modelled cost of verifying one fingerprint hit of the packed searcher, in nanoseconds.
-const VERIFY_NS: f64 = 10.0;
+/// Modelled fixed cost of confirming one candidate line, in nanoseconds (leaving and
+/// restarting the searchers, the in-place literal checks, analysis of a hit).
+const CONFIRM_NS: f64 = 300.0;
+/// Modelled cost per byte of a candidate line, in nanoseconds: its bounds are found, every
+/// searcher runs over it again and each pattern whose literal it holds runs over all of it.
+/// Measured: a 907-byte prompt line cost 0.42 µs more as a candidate than as a passed line,
+/// a 114-byte line about 0.3 µs (see BENCHMARKS.md, "Signature set 2027.01.0 vs 2026.12.0").
+const CONFIRM_NS_PER_BYTE: f64 = 0.4;
+/// Modelled cost of verifying one fingerprint hit of the packed searcher, in nanoseconds: a
+/// mostly mispredicted branch and a comparison per bucket member. Measured at 20-55 ns by
+/// the prefilter's time on prompt text against its fingerprint passes, two anchor sets.
+const VERIFY_NS: f64 = 40.0;
 
 /// A sample of healthy serving log (generated, fixed seed) that stands for "ordinary text"
 /// when anchors are weighed by how often they would fire.
@@ -281,6 +288,9 @@ struct Candidate<'a> {
     who: Vec<usize>,
     /// Occurrences per byte of ordinary text.
     freq: f64,
+    /// Modelled nanoseconds per byte of ordinary text for confirming the lines it occurs
+    /// on: each such line once, priced by its length.
+    confirm: f64,
     /// Modelled nanoseconds per scanned byte it adds: confirming the lines it occurs on,
     /// and verifying the packed searcher's fingerprint hits on its first four bytes.
     cost: f64,
@@ -329,6 +339,7 @@ pub fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorChoice {
             bytes,
             who,
             freq: 0.0,
+            confirm: 0.0,
             cost: 0.0,
         })
         .collect();
@@ -344,7 +355,7 @@ pub fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorChoice {
             .get(&c.bytes[..MIN_LITERAL])
             .copied()
             .unwrap_or(c.freq);
-        c.cost = c.freq * CONFIRM_NS + f4 * VERIFY_NS;
+        c.cost = c.confirm + f4 * VERIFY_NS;
     }
     // Of the substrings that cover exactly the same members, only the rarest can be chosen
     // (ties: the longest, then the first); this shrinks the cover's work many times over.
@@ -671,36 +682,62 @@ fn refine_order(anchors: &[&[u8]], mut order: Vec<usize>, windows: &Windows) -> 
     order
 }
 
+/// The modelled cost in nanoseconds of confirming a candidate line of `len` bytes.
+fn confirm_ns(len: usize) -> f64 {
+    CONFIRM_NS + CONFIRM_NS_PER_BYTE * len as f64
+}
+
 /// Counts every candidate's occurrences in `sample` (one overlapping automaton pass) and
-/// turns them into occurrences per byte.
+/// turns them into occurrences per byte; prices the lines each occurs on (each line once,
+/// by its length: a candidate on a long line is confirmed over the whole line).
 fn estimate_frequencies(cands: &mut [Candidate], sample: &[u8]) {
     let mut counts = vec![0u64; cands.len()];
+    let mut line_ns = vec![0f64; cands.len()];
+    // Per candidate, the start of the last line it was priced on (+1; 0 for none).
+    let mut last_line = vec![0usize; cands.len()];
     if let Ok(ac) = aho_corasick::AhoCorasick::builder()
         .match_kind(aho_corasick::MatchKind::Standard)
         .build(cands.iter().map(|c| c.bytes))
     {
+        // Matches come in order of their end, so the current line only moves forward.
+        let (mut line_start, mut line_end) = (0, 0);
         for m in ac.find_overlapping_iter(sample) {
-            counts[m.pattern().as_usize()] += 1;
+            let i = m.pattern().as_usize();
+            counts[i] += 1;
+            if m.start() >= line_end {
+                line_start = memchr::memrchr(b'\n', &sample[..m.start()]).map_or(0, |k| k + 1);
+                line_end = memchr::memchr(b'\n', &sample[m.start()..])
+                    .map_or(sample.len(), |k| m.start() + k);
+            }
+            if last_line[i] != line_start + 1 {
+                last_line[i] = line_start + 1;
+                line_ns[i] += confirm_ns(line_end - line_start);
+            }
         }
     }
     let len = sample.len().max(1) as f64;
+    let lines = bytecount::count(sample, b'\n').max(1);
+    let mean_line = sample.len() / lines;
     let mut bytes = [1u64; 256];
     for &b in sample {
         bytes[b as usize] += 1;
     }
-    for (c, n) in cands.iter_mut().zip(counts) {
-        c.freq = if n > 0 {
-            n as f64 / len
+    for ((c, n), ns) in cands.iter_mut().zip(counts).zip(line_ns) {
+        if n > 0 {
+            c.freq = n as f64 / len;
+            c.confirm = ns / len;
         } else {
             // Unseen: at most half an occurrence, less when its bytes are rare (an
-            // independent-bytes model), so longer and rarer substrings still rank first.
+            // independent-bytes model), so longer and rarer substrings still rank first;
+            // on a line of average length.
             let model: f64 = c
                 .bytes
                 .iter()
                 .map(|&b| bytes[b as usize] as f64 / len)
                 .product();
-            model.min(0.5 / len)
-        };
+            c.freq = model.min(0.5 / len);
+            c.confirm = c.freq * confirm_ns(mean_line);
+        }
     }
 }
 

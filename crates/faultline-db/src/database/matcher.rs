@@ -516,12 +516,25 @@ impl Matcher {
     /// Confirms one line (no terminator): every pattern one of whose required literals the
     /// line holds is run on it (a plain literal pattern needs no run).
     pub fn confirm(&self, line: &[u8], scratch: &mut Scratch, out: &mut LineMatch) {
+        self.confirm_from(line, 0, scratch, out);
+    }
+
+    /// [`Matcher::confirm`] for a line on which no anchor starts before `from`: a scan that
+    /// found the line by its first anchor does not search the bytes before it again (on a
+    /// long line, that search was most of a candidate's cost).
+    pub fn confirm_from(
+        &self,
+        line: &[u8],
+        from: usize,
+        scratch: &mut Scratch,
+        out: &mut LineMatch,
+    ) {
         out.signatures.clear();
         out.markers = 0;
         scratch.candidates.clear();
         // Each anchor occurrence is checked against the literals that hold it, in place;
         // anchors starting at the same place as a reported one are in its list.
-        let mut at = 0;
+        let mut at = from.min(line.len());
         let mut any = false;
         let cursor = &mut scratch.cursor;
         cursor.next.clear();
