@@ -277,6 +277,12 @@ fn out(text: &str) {
     }
 }
 
+/// [`out`] for a human-readable table or account whose cells come from outside (titles,
+/// paths, literals, log lines): every character a terminal would obey is shown escaped.
+fn out_human(text: &str) {
+    out(&faultline::sanitize::terminal_lines(text));
+}
+
 /// Writes one line to stderr, every character a terminal would obey shown escaped (paths and
 /// messages carry bytes from outside: a newline cannot start a line of its own). A closed or
 /// failing stderr (`2>&1 | head -1`) is ignored: the run goes on and its exit status is
@@ -607,10 +613,10 @@ fn run_bench(args: BenchArgs) -> Result<u8, Error> {
             reported.push(e);
         }
     }
-    out(&match args.format {
-        TextOrJson::Json => bench::to_json(&sets) + "\n",
-        TextOrJson::Human => bench::render_labeled(&sets, &labels, args.all_rows),
-    });
+    match args.format {
+        TextOrJson::Json => out(&(bench::to_json(&sets) + "\n")),
+        TextOrJson::Human => out_human(&bench::render_labeled(&sets, &labels, args.all_rows)),
+    }
     Ok(sweep_status(
         sets.iter().any(|s| !s.errors.is_empty()),
         true,
@@ -646,7 +652,7 @@ fn run_diff(
             if let Some((inputs, changes, errors)) = &corpus_part {
                 text.push_str(&diff::render_changes(changes, *inputs, errors));
             }
-            out(&text);
+            out_human(&text);
         }
     }
     Ok(if errored { EXIT_ERROR } else { EXIT_DIAGNOSED })
@@ -708,7 +714,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                             c.owner, c.literals, c.per_mib
                         ));
             }
-            out(&text);
+            out_human(&text);
             Ok(EXIT_DIAGNOSED)
         }
         DbCommand::Compile { dir, output } => {
@@ -742,7 +748,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             if to_stdout {
                 text.lines().for_each(note);
             } else {
-                out(&text);
+                out_human(&text);
             }
             Ok(EXIT_DIAGNOSED)
         }
@@ -773,7 +779,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                         s.role.as_str(),
                         s.severity.as_str(),
                         s.category,
-                        s.title
+                        faultline::sanitize::terminal(&s.title)
                     )),
                 }
                 text.push('\n');

@@ -35,6 +35,19 @@ pub fn terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// [`terminal`] for text of several lines: each line escaped, the newlines between them kept
+/// (tables and reports whose cells hold titles, paths or log text).
+pub fn terminal_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(&terminal(line));
+    }
+    out
+}
+
 /// [`terminal`] for raw bytes: bytes that are not UTF-8 become U+FFFD first.
 pub fn terminal_bytes(bytes: &[u8]) -> String {
     terminal(&String::from_utf8_lossy(bytes)).into_owned()
@@ -60,6 +73,7 @@ mod tests {
         );
         assert_eq!(terminal("progress\rERROR"), "progress\\x0dERROR");
         assert_eq!(terminal("nul\0"), "nul\\x00");
+        assert_eq!(terminal_lines("a\x1b[2J\nb\rc\n"), "a\\x1b[2J\nb\\x0dc\n");
     }
 
     #[test]
