@@ -285,6 +285,14 @@ impl PyDatabase {
         self.db.get().signatures().len()
     }
 
+    /// The report of an input that could not be opened or read at all: no findings, its
+    /// `error` set to `message` (what a sweep gives for such an input).
+    fn error_report(&self, name: &str, message: String) -> String {
+        Analyzer::new(self.db.get(), AnalyzeOptions::default())
+            .finish(name, &Default::default(), Some(message))
+            .to_json_line()
+    }
+
     /// Scans one path; an input that cannot be opened raises. Returns the report's JSON.
     #[pyo3(signature = (path, threads=None, all=false, max_findings=1000, max_line_bytes=None))]
     fn scan_path(
@@ -436,6 +444,45 @@ impl PyDatabase {
     }
 }
 
+/// The inputs a directory walk selects, as `faultline scan PATH...` walks them: files in
+/// path order, each once; `(path, relative, error)` where `relative` is the path below the
+/// root named and `error` is set for a path that could not be examined. FIFOs, sockets and
+/// symlink loops are left out, as the CLI skips them.
+#[pyfunction]
+#[pyo3(signature = (paths, glob=Vec::new(), exclude=Vec::new()))]
+fn walk_inputs(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    glob: Vec<String>,
+    exclude: Vec<String>,
+) -> PyResult<Vec<(String, String, Option<String>)>> {
+    py.allow_threads(|| {
+        let opts = WalkOptions {
+            globs: glob,
+            excludes: exclude,
+            follow: false,
+            shard: None,
+        };
+        Ok(walk(&paths, &opts)?
+            .into_iter()
+            .filter_map(|e| match e {
+                Entry::Input { path, relative } => {
+                    Some((path.display().to_string(), relative, None))
+                }
+                Entry::Skipped { .. } => None,
+                Entry::Failed(e) => {
+                    let path = match &e {
+                        Error::Io { path, .. } => path.display().to_string(),
+                        other => other.to_string(),
+                    };
+                    Some((path.clone(), path, Some(e.to_string())))
+                }
+            })
+            .collect())
+    })
+    .map_err(|e| to_py(py, e))
+}
+
 /// The name, version and hash of the embedded database, without loading it.
 #[pyfunction]
 fn embedded_identity() -> (&'static str, &'static str, &'static str) {
@@ -496,6 +543,7 @@ fn render_summary(py: Python<'_>, summary_json: &str, format: &str) -> PyResult<
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDatabase>()?;
     m.add_function(wrap_pyfunction!(embedded_identity, m)?)?;
+    m.add_function(wrap_pyfunction!(walk_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(summary, m)?)?;
     m.add_function(wrap_pyfunction!(render_summary, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
