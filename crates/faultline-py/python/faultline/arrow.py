@@ -252,7 +252,8 @@ def list_files(root: str, *, filesystem: Any = None, glob: Iterable[str] = ()) -
     fs, inner = _resolve(root, filesystem)
     scheme = root.split("://", 1)[0] + "://" if "://" in root else ""
     info = fs.get_file_info(inner)
-    if info.type == pafs.FileType.File:
+    if info.type in (pafs.FileType.File, pafs.FileType.NotFound):
+        # A missing file is kept: scanning it gives a row with its error.
         return [(root, inner.rsplit("/", 1)[-1], None)]
     prefix = inner.rstrip("/")
     found = fs.get_file_info(pafs.FileSelector(prefix, recursive=True))
