@@ -14,7 +14,7 @@ import pytest
 
 import faultline
 import faultline.arrow
-from conftest import KIMI, need
+from conftest import KIMI, REPO, need
 
 COLUMNS = [
     "input",
@@ -94,29 +94,20 @@ def test_read_findings_of_paths_and_of_a_dataset(ray_cluster, mixed_dir):
 
 
 def test_database_is_loaded_once_per_worker(ray_cluster, mixed_dir, tmp_path):
+    import shutil
+
     import faultline.ray
 
-    log = tmp_path / "loads.txt"
-
-    def restore_counting(path):
-        with open(path, "a") as f:
-            f.write(f"{os.getpid()}\n")
-        return faultline.Database.embedded()
-
-    class Counting(faultline.Database):
-        __slots__ = ()
-
-        def __reduce__(self):
-            return (restore_counting, (str(log),))
-
-    db = faultline.Database.embedded()
-    counting = Counting(db._db, db._source)
-    result = faultline.ray.sweep(str(mixed_dir), database=counting, workers=2, files_per_batch=1)
-    files = result.summary.inputs
-    loads = log.read_text().split()
-    assert files > 30
-    assert 1 <= len(loads) <= 2, loads  # one per worker (2 workers), not one per file
-    assert len(set(loads)) == len(loads)
+    sigs = tmp_path / "sigs"
+    shutil.copytree(REPO / "signatures", sigs)
+    db = faultline.Database.from_dir(sigs)
+    # One file per task: 40-odd tasks, each bringing the pickled database.
+    result = faultline.ray.sweep(str(mixed_dir), database=db, workers=2, files_per_batch=1)
+    assert result.summary.inputs > 30
+    loads = result.database_loads
+    assert 1 <= len(loads) <= 4, loads  # worker processes (Ray reuses them)
+    assert set(loads.values()) == {1}, loads  # each loaded the database once, not per file
+    assert result.summary.databases == [{"name": db.name, "version": db.version, "hash": db.hash}]
 
 
 def _free_port():

@@ -29,7 +29,7 @@ Main names:
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _native
 from ._errors import (
@@ -64,7 +64,7 @@ class Database:
     process), ``Database.from_dir(path)`` (a signature directory with its ``db.toml``) or
     ``Database.load(path)`` (an archive written by ``faultline db compile``). A database is
     immutable and safe to share between threads; it pickles as the way it was made (the
-    receiving process loads it again).
+    receiving process loads it again, once: later copies reuse that load).
 
     Every ``scan_*`` method takes the same options as ``faultline scan``:
     ``threads`` (1..=1024, default every core; the CLI's ``-j``), ``all`` (keep every matched
@@ -246,12 +246,26 @@ class Database:
         )
 
 
+#: Databases unpickled in this process, by how they were made: a database shipped to a
+#: worker (a Ray task, a Spark task) is loaded there once, however many tasks bring it.
+_RESTORED: Dict[tuple, Database] = {}
+#: How many times this process loaded each of those (1 each: the memo works).
+_LOADS: Dict[tuple, int] = {}
+
+
 def _restore(kind: str, path: Optional[str] = None) -> Database:
-    if kind == "embedded":
-        return Database.embedded()
-    if kind == "dir":
-        return Database.from_dir(path)  # type: ignore[arg-type]
-    return Database.load(path)  # type: ignore[arg-type]
+    key = (kind, path)
+    db = _RESTORED.get(key)
+    if db is None:
+        if kind == "embedded":
+            db = Database.embedded()
+        elif kind == "dir":
+            db = Database.from_dir(path)  # type: ignore[arg-type]
+        else:
+            db = Database.load(path)  # type: ignore[arg-type]
+        _RESTORED[key] = db
+        _LOADS[key] = _LOADS.get(key, 0) + 1
+    return db
 
 
 def summary(

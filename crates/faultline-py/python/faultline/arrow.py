@@ -297,12 +297,17 @@ def scan_batches(
         yield pa.RecordBatch.from_pylist(out, schema=sch)
 
 
-_EMBEDDED: Optional[Database] = None
-
-
 def _embedded() -> Database:
     """The embedded database, loaded once per process."""
-    global _EMBEDDED
-    if _EMBEDDED is None:
-        _EMBEDDED = Database.embedded()
-    return _EMBEDDED
+    from . import _restore
+
+    return _restore("embedded")
+
+
+def loads(db: Database) -> int:
+    """How many times this process has loaded ``db`` for shipped tasks (1 once it has: a
+    database is loaded once per process however many tasks bring it)."""
+    from . import _LOADS
+
+    key = tuple(db._source) + (None,) * (2 - len(db._source))
+    return _LOADS.get(key, 0)

@@ -16,8 +16,9 @@ run inside that root.
 
 How it runs: the file list is made on the driver (a local root is walked exactly as
 ``faultline scan ROOT`` walks it; a remote prefix is listed with pyarrow); the files are
-scanned by a pool of Ray actors (``workers``, one CPU each), each of which loads the
-database once, when it starts, and streams its files (never read whole into memory; ``.gz``
+scanned by Ray tasks (at most ``workers`` at once, one CPU each) on Ray's reused worker
+processes, each of which loads the database once (the first time a task brings it) and
+streams its files (never read whole into memory; ``.gz``
 and ``.zst`` decoded as they are read). A file that cannot be read is a row carrying its
 error, not a failed task.
 
@@ -51,44 +52,40 @@ def _ray() -> Any:
     return ray
 
 
-class _Scanner:
-    """A Ray actor's scanning function: the database is loaded (unpickled) once, when the
-    actor starts, and used for every batch of files it is given."""
+def _scan_batch(
+    batch: Any, *, database: Optional[Database], filesystem: Any, max_findings: int, slim: bool
+) -> Any:
+    """A Ray task: scans a batch of files. Ray reuses its worker processes for tasks, and a
+    database is loaded once per process (the embedded one, or the one passed, unpickled
+    once: ``faultline._restore``), so a worker loads it once, not once per file or batch."""
+    import os
 
-    def __init__(self, database: Optional[Database], filesystem: Any, max_findings: int, slim: bool):
-        self.db = database if database is not None else Database.embedded()
-        self.filesystem = filesystem
-        self.max_findings = max_findings
-        self.slim = slim
+    import pyarrow as pa
 
-    def __call__(self, batch: Any) -> Any:
-        import pyarrow as pa
-
-        out = []
-        for path, name, walk_error in zip(
-            batch.column("path").to_pylist(),
-            batch.column("input").to_pylist(),
-            batch.column("walk_error").to_pylist(),
-        ):
-            if walk_error is not None:
-                report = _error_report(self.db, name, walk_error)
-            else:
-                report = _arrow.scan_file(
-                    self.db,
-                    path,
-                    name=name,
-                    filesystem=self.filesystem,
-                    max_findings=self.max_findings,
-                )
-            rows = _arrow.rows(report, name)
-            if self.slim:
-                for i, r in enumerate(rows):
-                    r["_report"] = _arrow.slim_json(report, name) if i == 0 else None
-            out.extend(rows)
-        sch = _arrow.schema()
-        if self.slim:
-            sch = sch.append(pa.field("_report", pa.string()))
-        return pa.Table.from_pylist(out, schema=sch)
+    db = database if database is not None else _arrow._embedded()
+    out = []
+    for path, name, walk_error in zip(
+        batch.column("path").to_pylist(),
+        batch.column("input").to_pylist(),
+        batch.column("walk_error").to_pylist(),
+    ):
+        if walk_error is not None:
+            report = _error_report(db, name, walk_error)
+        else:
+            report = _arrow.scan_file(
+                db, path, name=name, filesystem=filesystem, max_findings=max_findings
+            )
+        rows = _arrow.rows(report, name)
+        if slim:
+            worker = f"{os.getpid()} {_arrow.loads(db)}"
+            for i, r in enumerate(rows):
+                r["_report"] = _arrow.slim_json(report, name) if i == 0 else None
+                r["_worker"] = worker if i == 0 else None
+        out.extend(rows)
+    sch = _arrow.schema()
+    if slim:
+        sch = sch.append(pa.field("_report", pa.string())).append(pa.field("_worker", pa.string()))
+    return pa.Table.from_pylist(out, schema=sch)
 
 
 def _error_report(db: Database, name: str, message: str) -> Any:
@@ -135,8 +132,8 @@ def _dataset(
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
     return files.map_batches(
-        _Scanner,
-        fn_constructor_kwargs={
+        _scan_batch,
+        fn_kwargs={
             "database": database,
             "filesystem": filesystem,
             "max_findings": max_findings,
@@ -144,7 +141,7 @@ def _dataset(
         },
         batch_size=files_per_batch,
         batch_format="pyarrow",
-        concurrency=workers,
+        compute=ray.data.TaskPoolStrategy(size=workers),
         num_cpus=1,
     )
 
@@ -165,7 +162,7 @@ def read_findings(
     database: Optional[Database] = None,
     filesystem: Any = None,
     workers: Optional[int] = None,
-    files_per_batch: int = 4,
+    files_per_batch: int = 16,
     glob: Sequence[str] = (),
     max_findings: int = 1000,
 ) -> Any:
@@ -173,9 +170,8 @@ def read_findings(
     directory or prefix (walked), a list of them, or a Ray ``Dataset`` with a ``path``
     column (and optionally ``input``, the names to report). ``input`` is the path as listed.
 
-    ``database``: a ``faultline.Database`` (default: the embedded one), shipped to each
-    worker once and loaded there once. ``workers``: scanning actors (default: the cluster's
-    CPUs). ``glob``: file-name globs a walk keeps (``--glob``). Lazy, as Ray datasets are.
+    ``database``: a ``faultline.Database`` (default: the embedded one), loaded once per
+    worker process. ``workers``: tasks run at once (default: the cluster's CPUs). ``glob``: file-name globs a walk keeps (``--glob``). Lazy, as Ray datasets are.
     """
     return _dataset(
         paths,
@@ -194,11 +190,14 @@ class Sweep:
     """The result of ``sweep``: ``findings`` (a materialized Ray ``Dataset``, one row per
     finding, ``input`` relative to the root), ``summary`` (a ``faultline.Summary``: its
     ``signatures`` are the per-signature table, ``str(summary)`` the CLI's text) and
-    ``table`` (the per-signature table as a ``pyarrow.Table``)."""
+    ``table`` (the per-signature table as a ``pyarrow.Table``); ``database_loads``, worker
+    process id -> times it loaded the database."""
 
-    def __init__(self, findings: Any, summary: Summary) -> None:
+    def __init__(self, findings: Any, summary: Summary, database_loads: dict) -> None:
         self.findings = findings
         self.summary = summary
+        #: Worker process id -> times it loaded the sweep's database (1: once per worker).
+        self.database_loads = database_loads
 
     @property
     def table(self) -> Any:
@@ -216,7 +215,7 @@ def sweep(
     database: Optional[Database] = None,
     filesystem: Any = None,
     workers: Optional[int] = None,
-    files_per_batch: int = 4,
+    files_per_batch: int = 16,
     glob: Sequence[str] = (),
     max_findings: int = 1000,
 ) -> Sweep:
@@ -236,9 +235,15 @@ def sweep(
         slim=True,
     ).materialize()
     lines: List[str] = []
-    for batch in ds.select_columns(["_report"]).iter_batches(batch_format="pyarrow"):
+    loads: dict = {}
+    # Read from the materialized blocks on the driver (no second pass of tasks).
+    for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
         lines.extend(x for x in batch.column("_report").to_pylist() if x is not None)
-    return Sweep(ds.drop_columns(["_report"]), _summary(lines))
+        for w in batch.column("_worker").to_pylist():
+            if w is not None:
+                pid, n = w.split()
+                loads[int(pid)] = max(loads.get(int(pid), 0), int(n))
+    return Sweep(ds.drop_columns(["_report", "_worker"]), _summary(lines), loads)
 
 
 __all__ = ["read_findings", "sweep", "Sweep"]
