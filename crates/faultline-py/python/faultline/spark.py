@@ -1,0 +1,54 @@
+"""The Spark recipe: ``DataFrame.mapInArrow`` turns a DataFrame of log paths into findings,
+with the same row schema as ``faultline.ray`` (``faultline.arrow.SPARK_SCHEMA``).
+
+    from pyspark.sql import SparkSession
+    import faultline.spark
+
+    spark = SparkSession.builder.getOrCreate()
+    paths = spark.createDataFrame([(p,) for p in faultline.spark.list_files("s3://bucket/logs/")], "path string")
+    findings = paths.repartition(64).mapInArrow(faultline.spark.scan_partition, faultline.spark.SCHEMA)
+    findings.where("root_cause").groupBy("signature").count().show()
+
+Each Python worker loads the embedded database once (Spark reuses its Python workers), and
+files are streamed from any filesystem pyarrow opens (``s3://``, ``gs://``, ``hdfs://``,
+local paths that every executor sees). Needs ``pyspark`` (3.4 or later: ``mapInArrow``) and
+``pyarrow`` on the executors: ``pip install 'faultline[spark]'``.
+
+For another database or filesystem, wrap ``scan_partition``:
+
+    db = faultline.Database.load("/shared/faultline.fldb")          # pickled to each task
+    fn = lambda batches: faultline.spark.scan_partition(batches, database=db)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, List, Optional
+
+from . import Database
+from . import arrow as _arrow
+
+#: The Spark DDL schema of the rows ``scan_partition`` yields.
+SCHEMA: str = _arrow.SPARK_SCHEMA
+
+
+def scan_partition(
+    batches: Iterable[Any],
+    *,
+    database: Optional[Database] = None,
+    path_column: str = "path",
+    filesystem: Any = None,
+) -> Iterator[Any]:
+    """The ``mapInArrow`` function: Arrow batches with a ``path`` column in, Arrow batches
+    of findings out (one row per finding; one row with null finding columns for an input
+    without findings or that could not be read, its ``error`` set)."""
+    return _arrow.scan_batches(
+        batches, database=database, path_column=path_column, filesystem=filesystem
+    )
+
+
+def list_files(root: str, *, filesystem: Any = None) -> List[str]:
+    """The files under ``root`` (sorted), to build the DataFrame of paths on the driver."""
+    return [p for p, _, _ in _arrow.list_files(root, filesystem=filesystem)]
+
+
+__all__ = ["SCHEMA", "scan_partition", "list_files"]

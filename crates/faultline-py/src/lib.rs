@@ -1,0 +1,553 @@
+//! `faultline._native`: the Rust side of the Python package. It loads databases, scans
+//! inputs with the GIL released, and hands reports and summaries back as the JSON contract's
+//! text, which the Python layer (`python/faultline`) wraps in `Report` and `Summary` objects,
+//! so that their fields are the JSON contract's fields by construction.
+
+use std::collections::HashMap;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use faultline::analyze::{analyze_input, analyze_path, AnalyzeOptions, Analyzer};
+use faultline::scan::walk::{walk, Entry, WalkOptions};
+use faultline::scan::{Input, InputKind, ScanOptions, MAX_THREADS};
+use faultline::summary::Summary;
+use faultline::{Database, Error, Report};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes};
+use rayon::prelude::*;
+
+/// Smallest `max_line_bytes` (the CLI's `--max-line-bytes` floor).
+const MIN_LINE_BYTES: usize = 4 << 10;
+
+/// A database: the embedded one (static), or one loaded from a directory or an archive.
+enum Db {
+    Static(&'static Database),
+    Owned(Arc<Database>),
+}
+
+impl Db {
+    fn get(&self) -> &Database {
+        match self {
+            Db::Static(db) => db,
+            Db::Owned(db) => db,
+        }
+    }
+}
+
+/// A compiled signature database (the Python `faultline.Database` wraps it).
+#[pyclass(module = "faultline._native", name = "Database", frozen)]
+struct PyDatabase {
+    db: Db,
+}
+
+/// Raises the Python exception (defined in `faultline._errors`) for a library error, with
+/// the library's message (`file:line:column: reason`, `path: at byte offset N: reason`).
+fn to_py(py: Python<'_>, e: Error) -> PyErr {
+    let (class, path, offset, problems): (&str, Option<&Path>, Option<u64>, Vec<String>) = match &e
+    {
+        Error::Signatures { problems } | Error::Corpus { problems } => (
+            "SignatureError",
+            None,
+            None,
+            problems.iter().map(ToString::to_string).collect(),
+        ),
+        Error::Io { path, .. } => ("InputError", Some(path.as_path()), None, Vec::new()),
+        Error::Input { path, offset, .. } => (
+            "InputError",
+            Some(path.as_path()),
+            Some(*offset),
+            Vec::new(),
+        ),
+        Error::Archive { path, .. } => ("ArchiveError", Some(path.as_path()), None, Vec::new()),
+        Error::Limit(_) => ("LimitError", None, None, Vec::new()),
+        Error::Report(p) => ("ReportError", None, None, vec![p.to_string()]),
+        Error::Usage(_) => ("UsageError", None, None, Vec::new()),
+    };
+    let message = e.to_string();
+    let build = || -> PyResult<PyErr> {
+        let module = py.import("faultline._errors")?;
+        let exc = module.getattr(class)?.call1((message.clone(),))?;
+        if let Some(p) = path {
+            exc.setattr("path", p.display().to_string())?;
+        }
+        exc.setattr("offset", offset)?;
+        exc.setattr("problems", problems.clone())?;
+        Ok(PyErr::from_value(exc))
+    };
+    build().unwrap_or_else(|err| err)
+}
+
+/// The CLI's `-j` rule: 1..=1024; `None` is every core.
+fn threads(n: Option<i64>) -> PyResult<usize> {
+    match n {
+        None => Ok(rayon::current_num_threads()),
+        Some(n) if n >= 1 && n as u64 <= MAX_THREADS as u64 => Ok(n as usize),
+        Some(n) => Err(PyValueError::new_err(format!(
+            "{n} threads is out of range: threads takes 1..={MAX_THREADS}"
+        ))),
+    }
+}
+
+fn scan_options(threads_arg: Option<i64>, max_line_bytes: Option<i64>) -> PyResult<ScanOptions> {
+    let mut opts = ScanOptions {
+        threads: threads(threads_arg)?,
+        ..ScanOptions::default()
+    };
+    if let Some(m) = max_line_bytes {
+        if m < MIN_LINE_BYTES as i64 {
+            return Err(PyValueError::new_err(format!(
+                "max_line_bytes {m} is too small: at least {MIN_LINE_BYTES} (4 KiB)"
+            )));
+        }
+        opts.max_line_bytes = usize::try_from(m).unwrap_or(usize::MAX);
+    }
+    Ok(opts)
+}
+
+fn analyze_options(all: bool, max_findings: i64) -> PyResult<AnalyzeOptions> {
+    let max_findings = usize::try_from(max_findings).map_err(|_| {
+        PyValueError::new_err(format!(
+            "max_findings {max_findings} is negative (0 means no limit)"
+        ))
+    })?;
+    Ok(AnalyzeOptions { all, max_findings })
+}
+
+/// A rayon pool per thread count, built once (building one per call would cost a thread
+/// start per worker per call).
+fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
+    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    let mut pools = POOLS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = pools.get(&threads) {
+        return Ok(p.clone());
+    }
+    let p = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("faultline-{i}"))
+            .build()
+            .map_err(|e| PyValueError::new_err(format!("cannot start {threads} threads: {e}")))?,
+    );
+    pools.insert(threads, p.clone());
+    Ok(p)
+}
+
+/// The report for a path a directory walk could not examine (the CLI's rule).
+fn failed_report(db: &Database, e: &Error) -> Report {
+    let name = match e {
+        Error::Io { path, .. } => path.display().to_string(),
+        other => other.to_string(),
+    };
+    let mut report = Analyzer::new(db, AnalyzeOptions::default()).finish(
+        &name,
+        &Default::default(),
+        Some(e.to_string()),
+    );
+    if let Error::Io { path, .. } = e {
+        report.input_raw = faultline::report::raw_path(path);
+    }
+    report
+}
+
+/// A Python binary file object read as a Rust stream: each `read` takes the GIL for one
+/// `fileobj.read(n)` call; the scan itself runs without it.
+struct PyReader {
+    obj: Py<PyAny>,
+    /// Set when `read()` returned something that is not bytes: a `TypeError` for the caller.
+    wrong_type: Arc<Mutex<Option<String>>>,
+}
+
+impl Read for PyReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        Python::with_gil(|py| {
+            let got = self
+                .obj
+                .bind(py)
+                .call_method1("read", (buf.len(),))
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            let copy = |data: &[u8], buf: &mut [u8]| {
+                if data.len() > buf.len() {
+                    return Err(io::Error::other(format!(
+                        "read({}) returned {} bytes",
+                        buf.len(),
+                        data.len()
+                    )));
+                }
+                buf[..data.len()].copy_from_slice(data);
+                Ok(data.len())
+            };
+            if let Ok(b) = got.downcast::<PyBytes>() {
+                return copy(b.as_bytes(), buf);
+            }
+            if let Ok(b) = got.downcast::<PyByteArray>() {
+                return copy(&b.to_vec(), buf);
+            }
+            let what = got
+                .get_type()
+                .name()
+                .map_or_else(|_| "?".to_string(), |n| n.to_string());
+            let message = if got.is_none() {
+                "read() returned None (a non-blocking stream with no data)".to_string()
+            } else {
+                format!("read() returned {what}, not bytes: open the file in binary mode ('rb')")
+            };
+            if !got.is_none() {
+                *self.wrong_type.lock().unwrap_or_else(|e| e.into_inner()) = Some(message.clone());
+            }
+            Err(io::Error::other(message))
+        })
+    }
+}
+
+/// The bytes of a `bytes`, `bytearray` or `memoryview`; anything else is a `TypeError`.
+fn bytes_of(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    if let Ok(b) = data.downcast::<PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    if let Ok(b) = data.downcast::<PyByteArray>() {
+        return Ok(b.to_vec());
+    }
+    let is_view = data
+        .py()
+        .import("builtins")?
+        .getattr("memoryview")
+        .and_then(|t| data.is_instance(&t))
+        .unwrap_or(false);
+    if is_view {
+        let b = data.call_method0("tobytes")?;
+        return Ok(b.downcast::<PyBytes>()?.as_bytes().to_vec());
+    }
+    let what = data.get_type().name()?.to_string();
+    Err(PyTypeError::new_err(format!(
+        "scan_bytes() takes bytes, bytearray or memoryview, not {what}"
+    )))
+}
+
+#[pymethods]
+impl PyDatabase {
+    /// The database built into this package (loaded once per process, shared).
+    #[staticmethod]
+    fn embedded(py: Python<'_>) -> PyDatabase {
+        PyDatabase {
+            db: Db::Static(py.allow_threads(Database::embedded)),
+        }
+    }
+
+    /// Compiles the signature directory `path` (its `db.toml` and `*.toml` files).
+    #[staticmethod]
+    fn from_dir(py: Python<'_>, path: PathBuf) -> PyResult<PyDatabase> {
+        let db = py
+            .allow_threads(|| {
+                faultline::signature::load_dir(&path).and_then(|set| Database::compile(&set))
+            })
+            .map_err(|e| to_py(py, e))?;
+        Ok(PyDatabase {
+            db: Db::Owned(Arc::new(db)),
+        })
+    }
+
+    /// Opens a compiled database archive (`faultline db compile`).
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyDatabase> {
+        let db = py
+            .allow_threads(|| Database::open(&path))
+            .map_err(|e| to_py(py, e))?;
+        Ok(PyDatabase {
+            db: Db::Owned(Arc::new(db)),
+        })
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        self.db.get().name()
+    }
+
+    #[getter]
+    fn version(&self) -> &str {
+        self.db.get().version()
+    }
+
+    #[getter]
+    fn hash(&self) -> &str {
+        self.db.get().hash()
+    }
+
+    #[getter]
+    fn signature_count(&self) -> usize {
+        self.db.get().signatures().len()
+    }
+
+    /// The report of an input that could not be opened or read at all: no findings, its
+    /// `error` set to `message` (what a sweep gives for such an input).
+    fn error_report(&self, name: &str, message: String) -> String {
+        Analyzer::new(self.db.get(), AnalyzeOptions::default())
+            .finish(name, &Default::default(), Some(message))
+            .to_json_line()
+    }
+
+    /// Scans one path; an input that cannot be opened raises. Returns the report's JSON.
+    #[pyo3(signature = (path, threads=None, all=false, max_findings=1000, max_line_bytes=None))]
+    fn scan_path(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        threads: Option<i64>,
+        all: bool,
+        max_findings: i64,
+        max_line_bytes: Option<i64>,
+    ) -> PyResult<String> {
+        let scan = scan_options(threads, max_line_bytes)?;
+        let opts = analyze_options(all, max_findings)?;
+        let db = self.db.get();
+        py.allow_threads(|| {
+            let input = faultline::scan::open(&path)?;
+            Ok(analyze_input(db, input, &scan, opts).to_json_line())
+        })
+        .map_err(|e| to_py(py, e))
+    }
+
+    /// Scans bytes in memory (compressed or UTF-16 bytes are decoded, as from a file).
+    #[pyo3(signature = (data, name, threads=None, all=false, max_findings=1000, max_line_bytes=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn scan_bytes(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        name: PathBuf,
+        threads: Option<i64>,
+        all: bool,
+        max_findings: i64,
+        max_line_bytes: Option<i64>,
+    ) -> PyResult<String> {
+        let bytes = bytes_of(data)?;
+        let scan = scan_options(threads, max_line_bytes)?;
+        let opts = analyze_options(all, max_findings)?;
+        let db = self.db.get();
+        py.allow_threads(|| {
+            let head = &bytes[..bytes.len().min(4)];
+            let input = if InputKind::sniff(head) == InputKind::Plain {
+                Input::from_bytes(&name, bytes)
+            } else {
+                Input::from_reader(&name, Box::new(io::Cursor::new(bytes))).map_err(|source| {
+                    Error::Input {
+                        path: name.clone(),
+                        offset: 0,
+                        source,
+                    }
+                })?
+            };
+            Ok(analyze_input(db, input, &scan, opts).to_json_line())
+        })
+        .map_err(|e| to_py(py, e))
+    }
+
+    /// Scans a binary file object, streamed in blocks of `fileobj.read(n)`.
+    #[pyo3(signature = (fileobj, name, threads=None, all=false, max_findings=1000, max_line_bytes=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn scan_reader(
+        &self,
+        py: Python<'_>,
+        fileobj: &Bound<'_, PyAny>,
+        name: PathBuf,
+        threads: Option<i64>,
+        all: bool,
+        max_findings: i64,
+        max_line_bytes: Option<i64>,
+    ) -> PyResult<String> {
+        if !fileobj.hasattr("read")? {
+            let what = fileobj.get_type().name()?.to_string();
+            return Err(PyTypeError::new_err(format!(
+                "scan_reader() takes a binary file object (with read()), not {what}"
+            )));
+        }
+        let text_io = py.import("io")?.getattr("TextIOBase")?;
+        if fileobj.is_instance(&text_io)? {
+            return Err(PyTypeError::new_err(
+                "scan_reader() takes a binary file object: open the file in binary mode ('rb')",
+            ));
+        }
+        let scan = scan_options(threads, max_line_bytes)?;
+        let opts = analyze_options(all, max_findings)?;
+        let wrong_type = Arc::new(Mutex::new(None));
+        let reader = PyReader {
+            obj: fileobj.clone().unbind(),
+            wrong_type: wrong_type.clone(),
+        };
+        let db = self.db.get();
+        let result = py.allow_threads(|| {
+            let input =
+                Input::from_reader(&name, Box::new(reader)).map_err(|source| Error::Input {
+                    path: name.clone(),
+                    offset: 0,
+                    source,
+                })?;
+            Ok(analyze_input(db, input, &scan, opts).to_json_line())
+        });
+        if let Some(message) = wrong_type.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(PyTypeError::new_err(message));
+        }
+        result.map_err(|e| to_py(py, e))
+    }
+
+    /// Scans many paths (directories walked recursively, as the CLI does) on `threads`
+    /// threads; an input that cannot be read gives a report with its error.
+    #[pyo3(signature = (paths, threads=None, all=false, max_findings=1000, max_line_bytes=None, glob=Vec::new(), exclude=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
+    fn scan_paths(
+        &self,
+        py: Python<'_>,
+        paths: Vec<PathBuf>,
+        threads: Option<i64>,
+        all: bool,
+        max_findings: i64,
+        max_line_bytes: Option<i64>,
+        glob: Vec<String>,
+        exclude: Vec<String>,
+    ) -> PyResult<Vec<String>> {
+        let scan = scan_options(threads, max_line_bytes)?;
+        let opts = analyze_options(all, max_findings)?;
+        let workers = pool(scan.threads)?;
+        let db = self.db.get();
+        py.allow_threads(|| {
+            let walk_opts = WalkOptions {
+                globs: glob,
+                excludes: exclude,
+                follow: false,
+                shard: None,
+            };
+            let entries = walk(&paths, &walk_opts)?;
+            let run = |entry: &Entry| match entry {
+                Entry::Input { path, .. } => {
+                    Some(analyze_path(db, path, &scan, opts.clone()).to_json_line())
+                }
+                Entry::Skipped { .. } => None,
+                Entry::Failed(e) => Some(failed_report(db, e).to_json_line()),
+            };
+            // One input scans on the calling thread with every worker (as the CLI does);
+            // many inputs scan side by side on the pool.
+            let reports: Vec<Option<String>> = if entries.len() == 1 {
+                entries.iter().map(run).collect()
+            } else {
+                workers.install(|| entries.par_iter().map(run).collect())
+            };
+            Ok(reports.into_iter().flatten().collect())
+        })
+        .map_err(|e| to_py(py, e))
+    }
+}
+
+/// The inputs a directory walk selects, as `faultline scan PATH...` walks them: files in
+/// path order, each once; `(path, relative, error)` where `relative` is the path below the
+/// root named and `error` is set for a path that could not be examined. FIFOs, sockets and
+/// symlink loops are left out, as the CLI skips them.
+#[pyfunction]
+#[pyo3(signature = (paths, glob=Vec::new(), exclude=Vec::new()))]
+fn walk_inputs(
+    py: Python<'_>,
+    paths: Vec<PathBuf>,
+    glob: Vec<String>,
+    exclude: Vec<String>,
+) -> PyResult<Vec<(String, String, Option<String>)>> {
+    py.allow_threads(|| {
+        let opts = WalkOptions {
+            globs: glob,
+            excludes: exclude,
+            follow: false,
+            shard: None,
+        };
+        Ok(walk(&paths, &opts)?
+            .into_iter()
+            .filter_map(|e| match e {
+                Entry::Input { path, relative } => {
+                    Some((path.display().to_string(), relative, None))
+                }
+                Entry::Skipped { .. } => None,
+                Entry::Failed(e) => {
+                    let path = match &e {
+                        Error::Io { path, .. } => path.display().to_string(),
+                        other => other.to_string(),
+                    };
+                    Some((path.clone(), path, Some(e.to_string())))
+                }
+            })
+            .collect())
+    })
+    .map_err(|e| to_py(py, e))
+}
+
+/// The name, version and hash of the embedded database, without loading it.
+#[pyfunction]
+fn embedded_identity() -> (&'static str, &'static str, &'static str) {
+    Database::embedded_identity()
+}
+
+/// Builds the summary of JSON report lines (the Rust `faultline summary`); returns the
+/// summary's JSON. Mixed databases raise unless `allow_mixed_databases`.
+#[pyfunction]
+#[pyo3(signature = (lines, origin, allow_mixed_databases=false))]
+fn summary(
+    py: Python<'_>,
+    lines: Vec<String>,
+    origin: String,
+    allow_mixed_databases: bool,
+) -> PyResult<String> {
+    py.allow_threads(|| {
+        let mut b = Summary::builder();
+        b.add_json_lines(&origin, &lines.join("\n"))?;
+        let s = b.finish();
+        if s.databases.len() > 1 && !allow_mixed_databases {
+            let dbs: Vec<String> = s
+                .databases
+                .iter()
+                .map(|d| format!("{} {} (hash {})", d.name, d.version, d.hash))
+                .collect();
+            return Err(Error::Usage(format!(
+                "the reports were made with {} different databases: {}; their diagnoses are not comparable (pass allow_mixed_databases=True to merge them anyway)",
+                dbs.len(),
+                dbs.join(", ")
+            )));
+        }
+        Ok(s.to_json())
+    })
+    .map_err(|e| to_py(py, e))
+}
+
+/// Renders a summary's JSON as the CLI prints it: `human` (`scan --summary`), `csv` or `json`.
+#[pyfunction]
+fn render_summary(py: Python<'_>, summary_json: &str, format: &str) -> PyResult<String> {
+    let s: Summary = serde_json::from_str(summary_json)
+        .map_err(|e| PyValueError::new_err(format!("not a faultline summary: {e}")))?;
+    match format {
+        "human" => Ok(s.render_human()),
+        "csv" => Ok(s.render_csv()),
+        "json" => Ok(s.to_json()),
+        other => {
+            let _ = py;
+            Err(PyValueError::new_err(format!(
+                "unknown summary format {other:?}: human, csv or json"
+            )))
+        }
+    }
+}
+
+/// The native module: `faultline._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyDatabase>()?;
+    m.add_function(wrap_pyfunction!(embedded_identity, m)?)?;
+    m.add_function(wrap_pyfunction!(walk_inputs, m)?)?;
+    m.add_function(wrap_pyfunction!(summary, m)?)?;
+    m.add_function(wrap_pyfunction!(render_summary, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_THREADS", MAX_THREADS)?;
+    m.add("SCHEMA_VERSION", faultline::report::SCHEMA_VERSION)?;
+    Ok(())
+}

@@ -1,0 +1,57 @@
+"""The mapInArrow recipe on PySpark in local mode: the same rows as the library's reports."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+import faultline
+import faultline.arrow
+from conftest import need
+
+
+@pytest.fixture(scope="module")
+def spark():
+    need("pyspark")
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("faultline-test")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()
+
+
+def test_map_in_arrow_recipe(spark, mixed_dir):
+    import faultline.spark
+
+    files = faultline.spark.list_files(str(mixed_dir))
+    paths = spark.createDataFrame([(p,) for p in files + [str(mixed_dir / "missing.log")]], "path string")
+    findings = paths.repartition(2).mapInArrow(faultline.spark.scan_partition, faultline.spark.SCHEMA)
+    assert findings.columns == list(faultline.arrow.COLUMNS)
+    got = sorted(
+        (r.asDict() for r in findings.collect()),
+        key=lambda r: (r["input"], r["rank"] if r["rank"] is not None else 0),
+    )
+    db = faultline.Database.embedded()
+    expected = []
+    for r in db.scan_paths(files + [str(mixed_dir / "missing.log")]):
+        expected.extend(faultline.arrow.rows(r))
+    expected.sort(key=lambda r: (r["input"], r["rank"] if r["rank"] is not None else 0))
+    assert got == expected
+    roots = findings.where("root_cause").groupBy("signature").count().collect()
+    assert sum(r["count"] for r in roots) == sum(
+        r.root_cause is not None for r in db.scan_paths(files)
+    )
+    missing = [r for r in got if r["input"].endswith("missing.log")]
+    assert missing[0]["error"].endswith("No such file or directory (os error 2)")
