@@ -3,11 +3,14 @@
 //! text, which the Python layer (`python/faultline`) wraps in `Report` and `Summary` objects,
 //! so that their fields are the JSON contract's fields by construction.
 
+#![deny(missing_docs)]
+
 use std::collections::HashMap;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
+use faultline::EmbeddedDatabase;
 use faultline::analyze::{analyze_input, analyze_path, AnalyzeOptions, Analyzer};
 use faultline::scan::walk::{walk, Entry, WalkOptions};
 use faultline::scan::{Input, InputKind, ScanOptions, MAX_THREADS};
