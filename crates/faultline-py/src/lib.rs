@@ -10,11 +10,11 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use faultline::EmbeddedDatabase;
 use faultline::analyze::{analyze_input, analyze_path, AnalyzeOptions, Analyzer};
 use faultline::scan::walk::{walk, Entry, WalkOptions};
 use faultline::scan::{Input, InputKind, ScanOptions, MAX_THREADS};
 use faultline::summary::Summary;
+use faultline::EmbeddedDatabase;
 use faultline::{Database, Error, Report};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
