@@ -21,6 +21,9 @@ fn corpus_top1_accuracy_is_100_percent() {
     let db = Database::embedded();
     let cases = cases();
     let mut failures = Vec::new();
+    // Real logs that exercise the survivable rule: one whose cause is survivable, and one
+    // where a fatal cause outranks a survivable finding printed before it.
+    let (mut survivable_first, mut fatal_over_earlier_survivable) = (0, 0);
     for case in &cases {
         let e = &case.expect;
         assert!(
@@ -38,7 +41,22 @@ fn corpus_top1_accuracy_is_100_percent() {
         if !outcome.is_pass() {
             failures.push(format!("{}: {outcome}", case.log.display()));
         }
+        if let Some(first) = report.findings.first() {
+            survivable_first += usize::from(e.survivable && first.survivable);
+            fatal_over_earlier_survivable += usize::from(
+                !first.survivable
+                    && report
+                        .findings
+                        .iter()
+                        .any(|f| f.survivable && f.line < first.line),
+            );
+        }
     }
+    println!(
+        "survivable rule: {survivable_first} logs with a survivable cause, \
+         {fatal_over_earlier_survivable} with a fatal cause over an earlier survivable finding"
+    );
+    assert!(survivable_first >= 1 && fatal_over_earlier_survivable >= 1);
     let passed = cases.len() - failures.len();
     println!(
         "corpus top-1 accuracy: {passed}/{} = {:.1}%",

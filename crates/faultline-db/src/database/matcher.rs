@@ -598,3 +598,33 @@ impl Matcher {
         matches!(self.prefilter, Prefilter::Packed(_))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every terminal marker matches a line of a real log in the corpus (`tests/corpus/` of
+    /// the faultline package): none stands for a message nobody has seen printed.
+    #[test]
+    fn every_terminal_marker_matches_a_real_corpus_log() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus");
+        let logs: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "log"))
+            .map(|p| std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display())))
+            .collect();
+        assert!(logs.len() > 100, "{} corpus logs", logs.len());
+        for (_, pattern) in MARKERS.iter().filter(|(m, _)| *m == Marker::Terminal) {
+            let re = build_regex(pattern).expect("a marker compiles");
+            let seen = logs.iter().any(|log| {
+                log.split(|&b| b == b'\n')
+                    .any(|line| re.is_match(line.strip_suffix(b"\r").unwrap_or(line)))
+            });
+            assert!(
+                seen,
+                "no corpus log has a line for the terminal marker {pattern:?}"
+            );
+        }
+    }
+}
