@@ -78,6 +78,11 @@ pub struct Cost {
     pub matches: u64,
     /// Time spent in its regexes, in seconds.
     pub confirm_seconds: f64,
+    /// Candidate lines charged to it: each candidate line is charged to exactly one
+    /// signature or marker (see `Matcher::charged_pattern`), so these add up to the set's
+    /// `candidate_lines`, and a line that only an anchor of its literals made a candidate is
+    /// charged to it, not to the markers that then ran on the line.
+    pub charged: u64,
 }
 
 /// Top-1 accuracy over the cases of one category.
@@ -123,6 +128,12 @@ pub struct SetBench {
     /// Passes over the corpus in the throughput measurement, and their total time.
     pub passes: u32,
     pub seconds: f64,
+    /// Each timed pass's time in seconds, in order. With two sets the passes alternate
+    /// (A B, B A, ...), so the i-th passes of the two sets ran moments apart.
+    pub pass_seconds: Vec<f64>,
+    /// The median pass time, and the spread: interquartile range over the median.
+    pub median_pass_seconds: f64,
+    pub spread: f64,
     pub bytes_per_second: f64,
     pub lines_per_second: f64,
     /// Candidate lines the prefilter passed to confirmation, in one pass.
@@ -134,9 +145,66 @@ pub struct SetBench {
     pub errors: Vec<String>,
 }
 
+/// Fewest alternating pairs of timed passes when two sets are compared: with fewer than 6,
+/// no difference can be called significant (see [`verdict`]).
+const MIN_PAIRS: usize = 9;
+
 /// Runs the benchmark of `db` over `corpus`.
 pub fn run(db: &Database, corpus: &Corpus, opts: &BenchOptions) -> SetBench {
+    run_all(&[db], corpus, opts).remove(0)
+}
+
+/// Runs the benchmark of each set over the same `corpus`. The timed passes alternate
+/// between the sets (A B, B A, A B, ...) so that each pair of passes shares the machine's
+/// load; each set gets at least `min_time` and two sets at least [`MIN_PAIRS`] pairs.
+pub fn run_all(dbs: &[&Database], corpus: &Corpus, opts: &BenchOptions) -> Vec<SetBench> {
     // Pass 1 (untimed): reports for accuracy, and which logs can be read at all.
+    let prepared: Vec<_> = dbs.iter().map(|db| prepare(db, corpus, opts)).collect();
+    // Pass 2 (timed): the real pipeline, alternating between the sets.
+    let n = dbs.len();
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); n];
+    let mut sizes = vec![(0u64, 0u64); n];
+    let min_rounds = if n > 1 { MIN_PAIRS } else { 1 };
+    let start = Instant::now();
+    let mut round = 0;
+    loop {
+        for k in 0..n {
+            let i = if round % 2 == 0 { k } else { n - 1 - k };
+            let t = Instant::now();
+            sizes[i] = timed_pass(dbs[i], &prepared[i].1, opts);
+            times[i].push(t.elapsed().as_secs_f64());
+        }
+        round += 1;
+        if round >= min_rounds && start.elapsed() >= opts.min_time * n as u32 {
+            break;
+        }
+    }
+    dbs.iter()
+        .zip(prepared)
+        .zip(times.into_iter().zip(sizes))
+        .map(
+            |((db, (errors, readable, outcomes)), (pass_seconds, (bytes, lines)))| {
+                finish(
+                    db,
+                    corpus,
+                    errors,
+                    readable,
+                    &outcomes,
+                    pass_seconds,
+                    bytes,
+                    lines,
+                )
+            },
+        )
+        .collect()
+}
+
+/// Pass 1: reports for accuracy, and which logs can be read at all.
+fn prepare(
+    db: &Database,
+    corpus: &Corpus,
+    opts: &BenchOptions,
+) -> (Vec<String>, Vec<PathBuf>, BTreeMap<PathBuf, Outcome>) {
     let mut errors = Vec::new();
     let mut readable = Vec::new();
     let mut outcomes: BTreeMap<PathBuf, Outcome> = BTreeMap::new();
@@ -151,22 +219,59 @@ pub fn run(db: &Database, corpus: &Corpus, opts: &BenchOptions) -> SetBench {
             outcomes.insert(log.clone(), case.check(&report));
         }
     }
-    // Pass 2 (timed): the real pipeline, repeated until `min_time` has passed.
-    let mut passes = 0u32;
-    let start = Instant::now();
-    let (bytes, lines) = loop {
-        let (mut bytes, mut lines) = (0, 0);
-        for log in &readable {
-            let r = analyze_path(db, log, &opts.scan, AnalyzeOptions::default());
-            bytes += r.bytes;
-            lines += r.lines;
+    (errors, readable, outcomes)
+}
+
+/// One timed pass of the real pipeline over `logs`: their bytes and lines.
+fn timed_pass(db: &Database, logs: &[PathBuf], opts: &BenchOptions) -> (u64, u64) {
+    let (mut bytes, mut lines) = (0, 0);
+    for log in logs {
+        let r = analyze_path(db, log, &opts.scan, AnalyzeOptions::default());
+        bytes += r.bytes;
+        lines += r.lines;
+    }
+    (bytes, lines)
+}
+
+/// The median of `v` (0 for none).
+fn median(v: &[f64]) -> f64 {
+    quantile(v, 0.5)
+}
+
+/// The `q`-quantile of `v`, interpolated between order statistics (0 for none).
+fn quantile(v: &[f64], q: f64) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => 0.0,
+        n => {
+            let x = q * (n - 1) as f64;
+            let (lo, hi) = (x.floor() as usize, x.ceil() as usize);
+            s[lo] + (s[hi] - s[lo]) * (x - lo as f64)
         }
-        passes += 1;
-        if start.elapsed() >= opts.min_time {
-            break (bytes, lines);
-        }
+    }
+}
+
+/// Pass 3 and the figures of one set.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    db: &Database,
+    corpus: &Corpus,
+    errors: Vec<String>,
+    readable: Vec<PathBuf>,
+    outcomes: &BTreeMap<PathBuf, Outcome>,
+    pass_seconds: Vec<f64>,
+    bytes: u64,
+    lines: u64,
+) -> SetBench {
+    let passes = pass_seconds.len() as u32;
+    let seconds: f64 = pass_seconds.iter().sum();
+    let median_pass_seconds = median(&pass_seconds);
+    let spread = if median_pass_seconds > 0.0 {
+        (quantile(&pass_seconds, 0.75) - quantile(&pass_seconds, 0.25)) / median_pass_seconds
+    } else {
+        0.0
     };
-    let seconds = start.elapsed().as_secs_f64();
     let rate = |n: u64| {
         if seconds > 0.0 {
             n as f64 * f64::from(passes) / seconds
@@ -204,12 +309,92 @@ pub fn run(db: &Database, corpus: &Corpus, opts: &BenchOptions) -> SetBench {
         lines,
         passes,
         seconds,
+        pass_seconds,
+        median_pass_seconds,
+        spread,
         bytes_per_second: rate(bytes),
         lines_per_second: rate(lines),
         candidate_lines: profile.candidate_lines,
         costs: profile.costs(),
-        accuracy: accuracy(&corpus.cases, &outcomes),
+        accuracy: accuracy(&corpus.cases, outcomes),
         errors,
+    }
+}
+
+/// Whether two sets' pass times differ by more than the noise.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Verdict {
+    /// Pairs of passes the verdict rests on.
+    pub pairs: usize,
+    /// The median over pairs of the first set's pass time over the second's.
+    pub median_ratio: f64,
+    /// A distribution-free 95% confidence interval of that median (order statistics of the
+    /// pair ratios, by the sign test); null with fewer than 6 pairs.
+    pub interval: Option<(f64, f64)>,
+    /// Whether the interval excludes 1 and the median ratio is off 1 by at least
+    /// [`MIN_EFFECT`].
+    pub significant: bool,
+}
+
+/// Smallest difference called significant, however many pairs: below it, a pass's timer and
+/// cache effects are of the same order.
+pub const MIN_EFFECT: f64 = 0.02;
+
+/// The verdict on recorded pass times of two sets, paired by index (the i-th passes ran
+/// moments apart). Pure: the same vectors give the same verdict.
+pub fn verdict(first: &[f64], second: &[f64]) -> Verdict {
+    let mut ratios: Vec<f64> = first
+        .iter()
+        .zip(second)
+        .filter(|(a, b)| a.is_finite() && b.is_finite() && **b > 0.0)
+        .map(|(a, b)| a / b)
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let n = ratios.len();
+    let median_ratio = median(&ratios);
+    // Largest k with P(Bin(n, 1/2) < k) <= 2.5%: [r_k, r_(n+1-k)] covers the median with
+    // at least 95% confidence.
+    let mut k = 0;
+    let mut below = 0.0; // P(X <= k - 1)
+    let mut pk = 0.5f64.powi(n as i32); // P(X = k)
+    while k < n / 2 && below + pk <= 0.025 {
+        below += pk;
+        pk *= (n - k) as f64 / (k + 1) as f64;
+        k += 1;
+    }
+    let interval = (k >= 1).then(|| (ratios[k - 1], ratios[n - k]));
+    let significant = interval.is_some_and(|(lo, hi)| lo > 1.0 || hi < 1.0)
+        && (median_ratio - 1.0).abs() >= MIN_EFFECT;
+    Verdict {
+        pairs: n,
+        median_ratio,
+        interval,
+        significant,
+    }
+}
+
+impl Verdict {
+    /// One line for people: the difference, or that it is inside the noise.
+    pub fn describe(&self, first: &str, second: &str) -> String {
+        let interval = self
+            .interval
+            .map_or("too few pairs for an interval".into(), |(lo, hi)| {
+                format!("95% interval {lo:.3}-{hi:.3}")
+            });
+        let basis = format!(
+            "median pass-time ratio {:.3}, {interval}, {} alternating pairs",
+            self.median_ratio, self.pairs
+        );
+        if self.significant {
+            let (how, by) = if self.median_ratio > 1.0 {
+                ("slower", self.median_ratio)
+            } else {
+                ("faster", 1.0 / self.median_ratio)
+            };
+            format!("{first} is {by:.2}x {how} than {second} ({basis})")
+        } else {
+            format!("no significant difference ({basis})")
+        }
     }
 }
 
@@ -286,6 +471,8 @@ struct Profiler<'db> {
     ids: Vec<String>,
     totals: Vec<(u64, u64, Duration)>,
     counted: Vec<(u64, u64)>,
+    /// Per slot: candidate lines charged to it (each line to one slot).
+    charged: Vec<u64>,
     candidate_lines: u64,
     scratch: Vec<u32>,
 }
@@ -319,6 +506,7 @@ impl<'db> Profiler<'db> {
             slot_of,
             totals: vec![(0, 0, Duration::ZERO); ids.len()],
             counted: vec![(0, 0); ids.len()],
+            charged: vec![0; ids.len()],
             ids,
             candidate_lines: 0,
             scratch: Vec::new(),
@@ -332,7 +520,13 @@ impl<'db> Profiler<'db> {
             let start = memrchr(b'\n', &buf[pos..hit]).map_or(pos, |i| pos + i + 1);
             let end = memchr(b'\n', &buf[hit..]).map_or(buf.len(), |i| hit + i);
             let line = &buf[start..end];
-            self.confirm(line.strip_suffix(b"\r").unwrap_or(line));
+            let line = line.strip_suffix(b"\r").unwrap_or(line);
+            if let Some(p) = m.charged_pattern(line) {
+                if let Some(&slot) = self.slot_of.get(p as usize) {
+                    self.charged[slot] += 1;
+                }
+            }
+            self.confirm(line);
             pos = end + 1;
         }
     }
@@ -382,11 +576,13 @@ impl<'db> Profiler<'db> {
             .ids
             .iter()
             .zip(&self.totals)
-            .map(|(id, &(candidates, matches, time))| Cost {
+            .zip(&self.charged)
+            .map(|((id, &(candidates, matches, time)), &charged)| Cost {
                 id: id.clone(),
                 candidates,
                 matches,
                 confirm_seconds: time.as_secs_f64(),
+                charged,
             })
             .collect();
         out.sort_by(|a, b| {
@@ -490,6 +686,17 @@ pub fn render_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> S
         None,
     );
     row(
+        "pass time",
+        &|s| {
+            format!(
+                "median {:.3} ms, spread {:.1}% (IQR/median)",
+                s.median_pass_seconds * 1e3,
+                s.spread * 100.0
+            )
+        },
+        pair(|s| s.median_pass_seconds),
+    );
+    row(
         "candidate lines",
         &|s| s.candidate_lines.to_string(),
         pair(|s| s.candidate_lines as f64),
@@ -538,9 +745,13 @@ pub fn render_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> S
     out.push_str(&crate::summary::table(&rows, false));
     if two {
         let _ = writeln!(out, "(ratio: {} / {})", labels[0], labels[1]);
+        if let [a, b, ..] = sets {
+            let v = verdict(&a.pass_seconds, &b.pass_seconds);
+            let _ = writeln!(out, "difference: {}", v.describe("A", "B"));
+        }
     }
 
-    out.push_str("\nPer signature (candidates = lines whose literals sent them to confirmation; matches = lines confirmed):\n");
+    out.push_str("\nPer signature (candidates = lines whose literals sent them to confirmation; matches = lines confirmed; charged = candidate lines charged to it, each line once, so they add up to the candidate lines):\n");
     let mut ids: Vec<&str> = sets
         .iter()
         .flat_map(|s| s.costs.iter().map(|c| c.id.as_str()))
@@ -562,15 +773,16 @@ pub fn render_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> S
         head.extend([
             format!("candidates [{l}]"),
             "matches".into(),
+            "charged".into(),
             "confirm µs".into(),
         ]);
     }
     let mut rows = vec![head];
     let mut hidden = 0;
     for id in ids {
-        let idle = sets
-            .iter()
-            .all(|s| cost_of(s, id).is_none_or(|c| c.candidates == 0 && c.matches == 0));
+        let idle = sets.iter().all(|s| {
+            cost_of(s, id).is_none_or(|c| c.candidates == 0 && c.matches == 0 && c.charged == 0)
+        });
         if idle && !all_rows {
             hidden += 1;
             continue;
@@ -581,9 +793,10 @@ pub fn render_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> S
                 Some(c) => v.extend([
                     c.candidates.to_string(),
                     c.matches.to_string(),
+                    c.charged.to_string(),
                     format!("{:.1}", c.confirm_seconds * 1e6),
                 ]),
-                None => v.extend(["-".into(), "-".into(), "-".into()]),
+                None => v.extend(["-".into(), "-".into(), "-".into(), "-".into()]),
             }
         }
         rows.push(v);
@@ -607,8 +820,14 @@ pub fn render_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> S
 }
 
 /// The benchmark as one JSON object: `sets` (one or two [`SetBench`]) and, with two sets,
-/// `ratio` (first / second) of throughput, lines/s and accuracy.
+/// `ratio` (first / second) of throughput, lines/s and accuracy, and `verdict` (a
+/// [`Verdict`] on the paired pass times; null for one set).
 pub fn to_json(sets: &[SetBench]) -> String {
+    let v = match sets {
+        [a, b] => serde_json::to_value(verdict(&a.pass_seconds, &b.pass_seconds))
+            .unwrap_or(serde_json::Value::Null),
+        _ => serde_json::Value::Null,
+    };
     let ratio = match sets {
         [a, b] => {
             let r = |x: f64, y: f64| if y > 0.0 { Some(x / y) } else { None };
@@ -620,7 +839,7 @@ pub fn to_json(sets: &[SetBench]) -> String {
         }
         _ => serde_json::Value::Null,
     };
-    serde_json::json!({ "sets": sets, "ratio": ratio }).to_string()
+    serde_json::json!({ "sets": sets, "ratio": ratio, "verdict": v }).to_string()
 }
 
 #[cfg(test)]
@@ -657,6 +876,105 @@ mod tests {
             .map(|c| c.matches)
             .sum();
         assert_eq!(never, 0);
+    }
+
+    #[test]
+    fn verdict_on_recorded_timings() {
+        // Pass times (ms) recorded by `faultline bench --against` with one set against
+        // itself over tests/corpus on a shared 2-core machine (JSON `pass_seconds`, the first
+        // 11 pairs): alternating passes drift with the load, by up to 40% within a pair.
+        let a = [
+            24.72, 19.79, 14.94, 20.76, 27.22, 38.21, 40.17, 31.04, 21.84, 24.01, 19.36,
+        ];
+        let b = [
+            31.55, 26.36, 14.93, 20.81, 24.26, 54.41, 38.15, 27.6, 25.19, 23.66, 23.95,
+        ];
+        let same = verdict(&a, &b);
+        assert!(!same.significant, "{same:?}");
+        assert_eq!(same.pairs, 11);
+        let (lo, hi) = same.interval.unwrap();
+        assert!(lo <= 1.0 && 1.0 <= hi, "{same:?}");
+        assert!(same
+            .describe("A", "B")
+            .starts_with("no significant difference"));
+        // The second set 18% slower in every pair, under the same noise.
+        let slow: Vec<f64> = b.iter().map(|x| x * 1.18).collect();
+        let v = verdict(&a, &slow);
+        assert!(v.significant, "{v:?}");
+        assert!((v.median_ratio - 1.0 / 1.18).abs() < 0.03, "{v:?}");
+        assert!(
+            v.describe("A", "B").starts_with("A is 1.1") && v.describe("A", "B").contains("faster"),
+            "{}",
+            v.describe("A", "B")
+        );
+        // The other way round.
+        let v = verdict(&slow, &a);
+        assert!(v.significant && v.median_ratio > 1.1, "{v:?}");
+        assert!(v.describe("A", "B").contains("slower"));
+        // Too few pairs: no interval, never significant.
+        let v = verdict(&a[..5], &slow[..5]);
+        assert_eq!(v.interval, None);
+        assert!(!v.significant);
+        // A consistent but tiny difference (1%) is inside the noise by rule.
+        let tiny: Vec<f64> = a.iter().map(|x| x * 1.01).collect();
+        assert!(!verdict(&a, &tiny).significant);
+        // Nothing to compare.
+        assert!(!verdict(&[], &[]).significant);
+    }
+
+    #[test]
+    fn same_set_twice_has_equal_candidates_and_charges_add_up() {
+        let db = Database::embedded();
+        let opts = BenchOptions {
+            min_time: Duration::ZERO,
+            ..BenchOptions::default()
+        };
+        let sets = run_all(&[db, db], &corpus(), &opts);
+        let [a, b] = sets.as_slice() else {
+            panic!("two sets")
+        };
+        assert!(a.candidate_lines > 0);
+        assert_eq!(a.candidate_lines, b.candidate_lines);
+        assert_eq!(a.passes as usize, MIN_PAIRS);
+        assert_eq!(a.pass_seconds.len(), b.pass_seconds.len());
+        for (x, y) in a.costs.iter().zip(&b.costs) {
+            let mut y = y.clone();
+            y.confirm_seconds = x.confirm_seconds;
+            if x.id != y.id {
+                // Equal times may order differently: compare by id.
+                y = b.costs.iter().find(|c| c.id == x.id).unwrap().clone();
+                y.confirm_seconds = x.confirm_seconds;
+            }
+            assert_eq!(*x, y);
+        }
+        let charged: u64 = a.costs.iter().map(|c| c.charged).sum();
+        assert_eq!(charged, a.candidate_lines);
+    }
+
+    #[test]
+    fn a_signatures_anchor_is_charged_to_it_not_to_markers() {
+        // A line that only a signature's anchor makes a candidate is charged to the
+        // signature; one holding a marker's literal in place is charged to the marker.
+        let db = Database::embedded();
+        let m = db.matcher();
+        let oom = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.";
+        let p = m.charged_pattern(oom).expect("a candidate line");
+        let owner = m.patterns[p as usize].owner;
+        assert!(matches!(owner, Owner::Signature(_) | Owner::Marker(_)));
+        let plain = b"INFO nothing to see here at all";
+        assert_eq!(m.charged_pattern(plain), None);
+        let mut prof = Profiler::new(db);
+        let mut buf = Vec::new();
+        for _ in 0..4 {
+            buf.extend_from_slice(oom);
+            buf.extend_from_slice(b"\n");
+            buf.extend_from_slice(plain);
+            buf.extend_from_slice(b"\n");
+        }
+        prof.scan(&buf);
+        assert_eq!(prof.candidate_lines, 4);
+        assert_eq!(prof.charged.iter().sum::<u64>(), 4);
+        assert_eq!(prof.charged[prof.slot_of[p as usize]], 4);
     }
 
     #[test]

@@ -575,6 +575,39 @@ impl Matcher {
         out.signatures.dedup();
     }
 
+    /// The pattern a candidate line is charged to in a cost profile, so that every candidate
+    /// line is charged once: the first pattern (by anchor position, then index) whose
+    /// required literal the line holds in place; when none does (an anchor fired on text
+    /// that holds no whole literal), the first pattern owning a literal that holds the
+    /// line's first anchor, whose anchor choice made the line a candidate. None when no
+    /// anchor is on the line.
+    pub fn charged_pattern(&self, line: &[u8]) -> Option<u32> {
+        let mut at = 0;
+        let mut cursor = Cursor::default();
+        let mut first_anchor: Option<u32> = None;
+        while let Some((a, start)) = self.find_anchor_from(line, at, &mut cursor) {
+            let mut in_place: Option<u32> = None;
+            for &(m, k) in &self.anchor_members[a] {
+                let pats = &self.member_patterns[m as usize];
+                let Some(&low) = pats.iter().min() else {
+                    continue;
+                };
+                if at == 0 {
+                    first_anchor = Some(first_anchor.map_or(low, |f| f.min(low)));
+                }
+                let (member, k) = (&self.members[m as usize], k as usize);
+                if start >= k && line[start - k..].starts_with(member) {
+                    in_place = Some(in_place.map_or(low, |f| f.min(low)));
+                }
+            }
+            if in_place.is_some() {
+                return in_place;
+            }
+            at = start + 1;
+        }
+        first_anchor
+    }
+
     /// The anchors the prefilter searches for.
     pub fn anchors(&self) -> &[Vec<u8>] {
         &self.anchors
