@@ -50,6 +50,7 @@ pub use compile::Database;
 pub use embedded::EmbeddedDatabase;
 pub use error::{Error, Result};
 pub use report::Report;
+pub use summary::table;
 
 /// The README's examples, run as doctests.
 #[cfg(doctest)]

@@ -323,7 +323,7 @@ impl SummaryBuilder {
 }
 
 /// Aligns rows into columns, text left-aligned; with `numbers_right`, numbers right-aligned.
-pub(crate) fn table(rows: &[Vec<String>], numbers_right: bool) -> String {
+pub fn table(rows: &[Vec<String>], numbers_right: bool) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|c| {

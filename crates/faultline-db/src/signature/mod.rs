@@ -217,7 +217,7 @@ impl SignatureSet {
         for id in ids {
             if !self.signatures.iter().any(|s| &s.id == id) {
                 return Err(crate::Error::Usage(format!(
-                    "--disable {id}: no signature has this id"
+                    "{id}: no signature has this id, so it cannot be disabled"
                 )));
             }
         }
