@@ -24,8 +24,11 @@ use crate::scan::{InputKind, ScanOptions};
 /// A corpus ready to benchmark: every log, and the cases among them with sidecars.
 #[derive(Clone, Debug)]
 pub struct Corpus {
+    /// The corpus directory.
     pub dir: PathBuf,
+    /// Every log in it, sorted.
     pub logs: Vec<PathBuf>,
+    /// The logs with a sidecar (expected answers).
     pub cases: Vec<Case>,
 }
 
@@ -53,6 +56,7 @@ pub struct BenchOptions {
     /// Repeat the throughput pass over the whole corpus until this much time has passed
     /// (at least once).
     pub min_time: Duration,
+    /// How each log is scanned.
     pub scan: ScanOptions,
 }
 
@@ -82,15 +86,20 @@ pub struct Cost {
 /// Top-1 accuracy over the cases of one category.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CategoryAccuracy {
+    /// The category name.
     pub category: String,
+    /// Failing logs of the category.
     pub cases: u64,
+    /// Those whose first finding is the expected one.
     pub passed: u64,
 }
 
 /// A case whose first finding was not the expected one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Miss {
+    /// The log's path relative to the corpus.
     pub case: String,
+    /// What was expected and what was found.
     pub reason: String,
 }
 
@@ -100,34 +109,46 @@ pub struct Miss {
 pub struct Accuracy {
     /// Failing logs, and those whose first finding is the expected one.
     pub cases: u64,
+    /// Failing logs whose first finding is the expected one.
     pub passed: u64,
     /// Healthy logs, and those with a failure reported (a false alarm).
     pub healthy: u64,
+    /// Healthy logs with a failure reported.
     pub false_alarms: u64,
     /// By category name.
     pub categories: Vec<CategoryAccuracy>,
+    /// The failing logs whose first finding was not the expected one.
     pub misses: Vec<Miss>,
 }
 
 /// The benchmark of one signature set.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SetBench {
+    /// The database measured.
     pub database: DatabaseRef,
+    /// Its signatures.
     pub signatures: usize,
+    /// Its patterns.
     pub patterns: usize,
     /// Logs in the corpus, and the bytes and lines of one pass (decompressed).
     pub inputs: usize,
+    /// Bytes of one pass (decompressed).
     pub bytes: u64,
+    /// Lines of one pass.
     pub lines: u64,
     /// Passes over the corpus in the throughput measurement, and their total time.
     pub passes: u32,
+    /// Total time of the timed passes, in seconds.
     pub seconds: f64,
+    /// Throughput in bytes per second.
     pub bytes_per_second: f64,
+    /// Throughput in lines per second.
     pub lines_per_second: f64,
     /// Candidate lines the prefilter passed to confirmation, in one pass.
     pub candidate_lines: u64,
     /// Sorted by time spent confirming, most costly first.
     pub costs: Vec<Cost>,
+    /// Top-1 accuracy and false alarms.
     pub accuracy: Accuracy,
     /// Logs that could not be read (`path: reason`); they are left out of every number.
     pub errors: Vec<String>,

@@ -22,8 +22,11 @@ pub const MEANING_FIELDS: &[&str] = &[
 /// A signature present in both sets whose revision or content differs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Changed {
+    /// The signature id.
     pub id: String,
+    /// Its revision in the old set.
     pub old_revision: u32,
+    /// Its revision in the new set.
     pub new_revision: u32,
     /// The fields that differ, in file order.
     pub fields: Vec<String>,
@@ -34,6 +37,7 @@ pub struct Changed {
 /// A signature of the old set missing from the new one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Removed {
+    /// The signature id.
     pub id: String,
     /// Whether the new set's `db.toml` lists it under `retired` (it should).
     pub retired: bool,
@@ -44,9 +48,13 @@ pub struct Removed {
 pub struct SetDiff {
     /// `name version` of each set.
     pub old: String,
+    /// `name version` of the new set.
     pub new: String,
+    /// Ids only the new set has, sorted.
     pub added: Vec<String>,
+    /// Signatures only the old set has.
     pub removed: Vec<Removed>,
+    /// Signatures in both sets that differ.
     pub changed: Vec<Changed>,
 }
 
@@ -146,19 +154,26 @@ pub fn diff_sets(old: &SignatureSet, new: &SignatureSet) -> SetDiff {
 /// The first finding of one input under one set: `signature` (or `(unclassified)`) and line.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FirstFinding {
+    /// The signature id, or `(unclassified)`.
     pub signature: String,
+    /// Its role.
     pub role: String,
+    /// Its 1-based line.
     pub line: u64,
 }
 
 /// An input whose first finding differs between the two sets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FindingChange {
+    /// The input's path.
     pub input: String,
+    /// The first finding under the old set.
     pub old: Option<FirstFinding>,
+    /// The first finding under the new set.
     pub new: Option<FirstFinding>,
     /// With a sidecar: whether the old and new first findings meet its expectation.
     pub old_pass: Option<bool>,
+    /// With a sidecar: whether the new first finding meets it.
     pub new_pass: Option<bool>,
 }
 

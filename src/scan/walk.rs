@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 pub struct Shard {
     /// 1-based.
     pub index: u64,
+    /// How many shards, N.
     pub count: u64,
 }
 
@@ -84,9 +85,19 @@ pub struct WalkOptions {
 #[derive(Debug)]
 pub enum Entry {
     /// A file to scan (or `-`, standard input) and its path relative to the scan root.
-    Input { path: PathBuf, relative: String },
+    Input {
+        /// The path as found.
+        path: PathBuf,
+        /// Its path relative to the scan root (what shards hash).
+        relative: String,
+    },
     /// Something found in a walk and deliberately not opened (a FIFO, a socket, a symlink loop).
-    Skipped { path: PathBuf, reason: String },
+    Skipped {
+        /// The path.
+        path: PathBuf,
+        /// Why it was not opened.
+        reason: String,
+    },
     /// A path that could not be listed or examined.
     Failed(Error),
 }

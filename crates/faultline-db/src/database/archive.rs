@@ -381,6 +381,17 @@ self_cell::self_cell!(
     }
 );
 
+impl std::fmt::Debug for Dfas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let stored = self
+            .borrow_dependent()
+            .iter()
+            .filter(|d| d.is_some())
+            .count();
+        f.debug_struct("Dfas").field("stored", &stored).finish()
+    }
+}
+
 impl Dfas {
     /// Runs pattern `p`'s DFA: `Some(found)`, or `None` if it has no DFA or the DFA cannot
     /// answer (a search error), in which case the caller uses the regex.

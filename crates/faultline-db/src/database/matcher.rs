@@ -142,11 +142,14 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
 /// Who a compiled pattern belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Owner {
+    /// A signature, by index in the database.
     Signature(u32),
+    /// A structural marker the analysis needs.
     Marker(Marker),
 }
 
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct CompiledPattern {
     pub owner: Owner,
     pub confirm: Confirm,
@@ -171,6 +174,7 @@ impl CompiledPattern {
 
 /// How a pattern confirms a candidate line.
 #[doc(hidden)]
+#[derive(Debug)]
 pub enum Confirm {
     /// A regex compiled from source (a database compiled from signature files).
     Regex(meta::Regex),
@@ -194,6 +198,7 @@ impl Confirm {
     }
 }
 
+#[derive(Debug)]
 enum Prefilter {
     /// Packed searchers over consecutive groups of anchors ([`group_sizes`]),
     /// each with the index of its first anchor.
@@ -203,7 +208,7 @@ enum Prefilter {
 
 /// Where each packed searcher's next anchor is, so that a scan moving forward through one
 /// buffer searches each stretch once per searcher, not once per candidate.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Cursor {
     /// Per searcher: searched from `from`, the first hit (anchor, start) at or after it.
     next: Vec<(usize, Option<(usize, usize)>)>,
@@ -223,7 +228,7 @@ pub struct CandidateProfile {
 }
 
 /// Per-thread scratch space for confirming candidate lines.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Scratch {
     candidates: Vec<u32>,
     cursor: Cursor,
@@ -232,7 +237,9 @@ pub struct Scratch {
 /// What one line matched: the signatures (by index, ascending) and the markers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LineMatch {
+    /// Indices of the signatures whose patterns matched, ascending.
     pub signatures: Vec<u32>,
+    /// The markers found, as a bit set of [`Marker`] values.
     pub markers: u8,
 }
 
@@ -249,6 +256,7 @@ impl LineMatch {
 }
 
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct Matcher {
     prefilter: Prefilter,
     anchors: Vec<Vec<u8>>,

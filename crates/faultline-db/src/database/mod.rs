@@ -22,17 +22,27 @@ pub const MAX_PATTERNS: usize = 20_000;
 /// What a report needs to know about a signature, without its patterns.
 #[derive(Clone, Debug)]
 pub struct SignatureInfo {
+    /// The signature's stable dotted id (`vendor.area.name`).
     pub id: String,
+    /// Its revision, bumped on any change of meaning.
     pub revision: u32,
+    /// One-line title shown in reports.
     pub title: String,
+    /// Cause, symptom or noise.
     pub role: Role,
+    /// How bad a line it matches is.
     pub severity: Severity,
+    /// Category name (e.g. `cuda-oom`), for summaries and accuracy by category.
     pub category: String,
+    /// Free-form tags from the signature file.
     pub tags: Vec<String>,
+    /// On a line several signatures match, only the highest priority makes a finding.
     pub priority: i32,
     /// Whether the process can go on after this failure (see [`crate::signature::Signature`]).
     pub survivable: bool,
+    /// What to do about it; may hold `{name}` placeholders filled from captures.
     pub remediation: String,
+    /// The real software that prints the message (`vendor: path/file.py`).
     pub source: String,
     /// Indices into the database's patterns.
     pub patterns: Vec<u32>,
