@@ -6,7 +6,6 @@
 //! candidate line with a clock around every regex, so the normal hot path carries no probes.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -25,8 +24,11 @@ use crate::scan::{InputKind, ScanOptions};
 /// A corpus ready to benchmark: every log, and the cases among them with sidecars.
 #[derive(Clone, Debug)]
 pub struct Corpus {
+    /// The corpus directory.
     pub dir: PathBuf,
+    /// Every log in it, sorted.
     pub logs: Vec<PathBuf>,
+    /// The logs with a sidecar (expected answers).
     pub cases: Vec<Case>,
 }
 
@@ -54,6 +56,7 @@ pub struct BenchOptions {
     /// Repeat the throughput pass over the whole corpus until this much time has passed
     /// (at least once).
     pub min_time: Duration,
+    /// How each log is scanned.
     pub scan: ScanOptions,
 }
 
@@ -88,15 +91,20 @@ pub struct Cost {
 /// Top-1 accuracy over the cases of one category.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CategoryAccuracy {
+    /// The category name.
     pub category: String,
+    /// Failing logs of the category.
     pub cases: u64,
+    /// Those whose first finding is the expected one.
     pub passed: u64,
 }
 
 /// A case whose first finding was not the expected one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Miss {
+    /// The log's path relative to the corpus.
     pub case: String,
+    /// What was expected and what was found.
     pub reason: String,
 }
 
@@ -106,40 +114,53 @@ pub struct Miss {
 pub struct Accuracy {
     /// Failing logs, and those whose first finding is the expected one.
     pub cases: u64,
+    /// Failing logs whose first finding is the expected one.
     pub passed: u64,
     /// Healthy logs, and those with a failure reported (a false alarm).
     pub healthy: u64,
+    /// Healthy logs with a failure reported.
     pub false_alarms: u64,
     /// By category name.
     pub categories: Vec<CategoryAccuracy>,
+    /// The failing logs whose first finding was not the expected one.
     pub misses: Vec<Miss>,
 }
 
 /// The benchmark of one signature set.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SetBench {
+    /// The database measured.
     pub database: DatabaseRef,
+    /// Its signatures.
     pub signatures: usize,
+    /// Its patterns.
     pub patterns: usize,
     /// Logs in the corpus, and the bytes and lines of one pass (decompressed).
     pub inputs: usize,
+    /// Bytes of one pass (decompressed).
     pub bytes: u64,
+    /// Lines of one pass.
     pub lines: u64,
     /// Passes over the corpus in the throughput measurement, and their total time.
     pub passes: u32,
+    /// Total time of the timed passes, in seconds.
     pub seconds: f64,
     /// Each timed pass's time in seconds, in order. With two sets the passes alternate
     /// (A B, B A, ...), so the i-th passes of the two sets ran moments apart.
     pub pass_seconds: Vec<f64>,
-    /// The median pass time, and the spread: interquartile range over the median.
+    /// The median pass time, in seconds.
     pub median_pass_seconds: f64,
+    /// The spread of the pass times: interquartile range over the median.
     pub spread: f64,
+    /// Throughput in bytes per second.
     pub bytes_per_second: f64,
+    /// Throughput in lines per second.
     pub lines_per_second: f64,
     /// Candidate lines the prefilter passed to confirmation, in one pass.
     pub candidate_lines: u64,
     /// Sorted by time spent confirming, most costly first.
     pub costs: Vec<Cost>,
+    /// Top-1 accuracy and false alarms.
     pub accuracy: Accuracy,
     /// Logs that could not be read (`path: reason`); they are left out of every number.
     pub errors: Vec<String>,
@@ -594,254 +615,6 @@ impl<'db> Profiler<'db> {
     }
 }
 
-fn ratio(a: f64, b: f64) -> String {
-    if b > 0.0 {
-        format!("{:.2}x", a / b)
-    } else {
-        "-".into()
-    }
-}
-
-fn pct(passed: u64, cases: u64) -> String {
-    if cases == 0 {
-        "-".into()
-    } else {
-        format!(
-            "{passed}/{cases} ({:.0}%)",
-            100.0 * passed as f64 / cases as f64
-        )
-    }
-}
-
-fn mb(bytes_per_second: f64) -> String {
-    format!("{:.1} MB/s", bytes_per_second / 1e6)
-}
-
-fn label(b: &SetBench) -> String {
-    format!("{} {}", b.database.name, b.database.version)
-}
-
-/// Renders one set, or two side by side with the ratio of the first to the second, labelled
-/// by database name and version, every per-signature row, and the unreadable logs.
-pub fn render_human(sets: &[SetBench]) -> String {
-    let labels: Vec<String> = sets.iter().map(label).collect();
-    let mut out = render_labeled(sets, &labels, true);
-    for (s, l) in sets.iter().zip(&labels) {
-        for e in &s.errors {
-            let _ = writeln!(out, "\nunreadable in {l}: {e}");
-        }
-    }
-    out
-}
-
-/// Renders one set, or two side by side with the ratio of the first to the second, each
-/// headed by its label (e.g. the path it came from). Per-signature rows where no set had a
-/// candidate line are left out (and counted) unless `all_rows`. Unreadable logs are not
-/// listed (the caller reports `errors`).
-pub fn render_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> String {
-    let mut out = String::new();
-    let Some(first) = sets.first() else {
-        return out;
-    };
-    let labels: Vec<String> = sets
-        .iter()
-        .enumerate()
-        .map(|(i, s)| labels.get(i).cloned().unwrap_or_else(|| label(s)))
-        .collect();
-    let two = sets.len() > 1;
-    let mut head = vec![String::new()];
-    head.extend(labels.iter().cloned());
-    if two {
-        head.push("ratio".into());
-    }
-    let mut rows = vec![head];
-    let mut row = |name: &str, f: &dyn Fn(&SetBench) -> String, r: Option<(f64, f64)>| {
-        let mut v = vec![name.to_string()];
-        v.extend(sets.iter().map(f));
-        if let (true, Some((a, b))) = (two, r) {
-            v.push(ratio(a, b));
-        }
-        rows.push(v);
-    };
-    let pair = |f: fn(&SetBench) -> f64| sets.get(1).map(|s| (f(first), f(s)));
-    row("signatures", &|s| s.signatures.to_string(), None);
-    row(
-        "inputs",
-        &|s| format!("{} ({} bytes, {} lines)", s.inputs, s.bytes, s.lines),
-        None,
-    );
-    row(
-        "throughput",
-        &|s| mb(s.bytes_per_second),
-        pair(|s| s.bytes_per_second),
-    );
-    row(
-        "lines/s",
-        &|s| format!("{:.0}", s.lines_per_second),
-        pair(|s| s.lines_per_second),
-    );
-    row(
-        "timed passes",
-        &|s| format!("{} in {:.2} s", s.passes, s.seconds),
-        None,
-    );
-    row(
-        "pass time",
-        &|s| {
-            format!(
-                "median {:.3} ms, spread {:.1}% (IQR/median)",
-                s.median_pass_seconds * 1e3,
-                s.spread * 100.0
-            )
-        },
-        pair(|s| s.median_pass_seconds),
-    );
-    row(
-        "candidate lines",
-        &|s| s.candidate_lines.to_string(),
-        pair(|s| s.candidate_lines as f64),
-    );
-    row(
-        "confirm time",
-        &|s| {
-            format!(
-                "{:.3} ms",
-                1e3 * s.costs.iter().map(|c| c.confirm_seconds).sum::<f64>()
-            )
-        },
-        pair(|s| s.costs.iter().map(|c| c.confirm_seconds).sum()),
-    );
-    row(
-        "top-1 accuracy",
-        &|s| pct(s.accuracy.passed, s.accuracy.cases),
-        pair(|s| s.accuracy.passed as f64),
-    );
-    if sets.iter().any(|s| s.accuracy.healthy > 0) {
-        row(
-            "false alarms (healthy logs)",
-            &|s| format!("{} of {}", s.accuracy.false_alarms, s.accuracy.healthy),
-            pair(|s| s.accuracy.false_alarms as f64),
-        );
-    }
-    let mut categories: Vec<&str> = sets
-        .iter()
-        .flat_map(|s| s.accuracy.categories.iter().map(|c| c.category.as_str()))
-        .collect();
-    categories.sort_unstable();
-    categories.dedup();
-    for cat in categories {
-        row(
-            &format!("  {cat}"),
-            &|s| {
-                s.accuracy
-                    .categories
-                    .iter()
-                    .find(|c| c.category == cat)
-                    .map_or("-".into(), |c| pct(c.passed, c.cases))
-            },
-            None,
-        );
-    }
-    out.push_str(&crate::summary::table(&rows, false));
-    if two {
-        let _ = writeln!(out, "(ratio: {} / {})", labels[0], labels[1]);
-        if let [a, b, ..] = sets {
-            let v = verdict(&a.pass_seconds, &b.pass_seconds);
-            let _ = writeln!(out, "difference: {}", v.describe("A", "B"));
-        }
-    }
-
-    out.push_str("\nPer signature (candidates = lines whose literals sent them to confirmation; matches = lines confirmed; charged = candidate lines charged to it, each line once, so they add up to the candidate lines):\n");
-    let mut ids: Vec<&str> = sets
-        .iter()
-        .flat_map(|s| s.costs.iter().map(|c| c.id.as_str()))
-        .collect();
-    let cost_of = |s: &SetBench, id: &str| s.costs.iter().find(|c| c.id == id).cloned();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.sort_by(|a, b| {
-        let t = |id: &str| {
-            sets.iter()
-                .filter_map(|s| cost_of(s, id))
-                .map(|c| c.confirm_seconds)
-                .fold(0.0, f64::max)
-        };
-        t(b).total_cmp(&t(a)).then_with(|| a.cmp(b))
-    });
-    let mut head = vec!["signature".to_string()];
-    for l in &labels {
-        head.extend([
-            format!("candidates [{l}]"),
-            "matches".into(),
-            "charged".into(),
-            "confirm µs".into(),
-        ]);
-    }
-    let mut rows = vec![head];
-    let mut hidden = 0;
-    for id in ids {
-        let idle = sets.iter().all(|s| {
-            cost_of(s, id).is_none_or(|c| c.candidates == 0 && c.matches == 0 && c.charged == 0)
-        });
-        if idle && !all_rows {
-            hidden += 1;
-            continue;
-        }
-        let mut v = vec![id.to_string()];
-        for s in sets {
-            match cost_of(s, id) {
-                Some(c) => v.extend([
-                    c.candidates.to_string(),
-                    c.matches.to_string(),
-                    c.charged.to_string(),
-                    format!("{:.1}", c.confirm_seconds * 1e6),
-                ]),
-                None => v.extend(["-".into(), "-".into(), "-".into(), "-".into()]),
-            }
-        }
-        rows.push(v);
-    }
-    out.push_str(&crate::summary::table(&rows, true));
-    if hidden > 0 {
-        let _ = writeln!(
-            out,
-            "({hidden} signatures without a candidate line on this corpus not shown; --all-rows shows them)"
-        );
-    }
-    for (s, l) in sets.iter().zip(&labels) {
-        if !s.accuracy.misses.is_empty() {
-            let _ = writeln!(out, "\nMisses of {l} ({}):", s.accuracy.misses.len());
-            for m in &s.accuracy.misses {
-                let _ = writeln!(out, "  {}: {}", m.case, m.reason);
-            }
-        }
-    }
-    out
-}
-
-/// The benchmark as one JSON object: `sets` (one or two [`SetBench`]) and, with two sets,
-/// `ratio` (first / second) of throughput, lines/s and accuracy, and `verdict` (a
-/// [`Verdict`] on the paired pass times; null for one set).
-pub fn to_json(sets: &[SetBench]) -> String {
-    let v = match sets {
-        [a, b] => serde_json::to_value(verdict(&a.pass_seconds, &b.pass_seconds))
-            .unwrap_or(serde_json::Value::Null),
-        _ => serde_json::Value::Null,
-    };
-    let ratio = match sets {
-        [a, b] => {
-            let r = |x: f64, y: f64| if y > 0.0 { Some(x / y) } else { None };
-            serde_json::json!({
-                "bytes_per_second": r(a.bytes_per_second, b.bytes_per_second),
-                "lines_per_second": r(a.lines_per_second, b.lines_per_second),
-                "accuracy": r(a.accuracy.passed as f64, b.accuracy.passed as f64),
-            })
-        }
-        _ => serde_json::Value::Null,
-    };
-    serde_json::json!({ "sets": sets, "ratio": ratio, "verdict": v }).to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1034,10 +807,5 @@ mod tests {
             .map(|l| read_decoded(l).unwrap().len() as u64)
             .sum();
         assert_eq!(b.bytes, total_bytes);
-        let text = render_human(&[b.clone(), b.clone()]);
-        assert!(text.contains("top-1 accuracy"), "{text}");
-        assert!(text.contains("1.00x"), "{text}");
-        let v: serde_json::Value = serde_json::from_str(&to_json(&[b])).unwrap();
-        assert_eq!(v["sets"].as_array().unwrap().len(), 1);
     }
 }

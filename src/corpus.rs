@@ -96,12 +96,14 @@ pub struct Case {
     pub log: PathBuf,
     /// The sidecar file.
     pub sidecar: PathBuf,
+    /// What the sidecar expects.
     pub expect: Expectation,
 }
 
 /// Whether a report meets a case's expectation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
+    /// The report meets the expectation.
     Pass,
     /// The reason says what was expected and what was found instead.
     Fail(String),

@@ -3,7 +3,6 @@
 //! and a flag when the meaning changed without a revision bump); and, over a corpus, which
 //! inputs' first finding differs between the two.
 
-use std::fmt::Write;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -23,8 +22,11 @@ pub const MEANING_FIELDS: &[&str] = &[
 /// A signature present in both sets whose revision or content differs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Changed {
+    /// The signature id.
     pub id: String,
+    /// Its revision in the old set.
     pub old_revision: u32,
+    /// Its revision in the new set.
     pub new_revision: u32,
     /// The fields that differ, in file order.
     pub fields: Vec<String>,
@@ -35,6 +37,7 @@ pub struct Changed {
 /// A signature of the old set missing from the new one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Removed {
+    /// The signature id.
     pub id: String,
     /// Whether the new set's `db.toml` lists it under `retired` (it should).
     pub retired: bool,
@@ -45,9 +48,13 @@ pub struct Removed {
 pub struct SetDiff {
     /// `name version` of each set.
     pub old: String,
+    /// `name version` of the new set.
     pub new: String,
+    /// Ids only the new set has, sorted.
     pub added: Vec<String>,
+    /// Signatures only the old set has.
     pub removed: Vec<Removed>,
+    /// Signatures in both sets that differ.
     pub changed: Vec<Changed>,
 }
 
@@ -147,19 +154,26 @@ pub fn diff_sets(old: &SignatureSet, new: &SignatureSet) -> SetDiff {
 /// The first finding of one input under one set: `signature` (or `(unclassified)`) and line.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FirstFinding {
+    /// The signature id, or `(unclassified)`.
     pub signature: String,
+    /// Its role.
     pub role: String,
+    /// Its 1-based line.
     pub line: u64,
 }
 
 /// An input whose first finding differs between the two sets.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FindingChange {
+    /// The input's path.
     pub input: String,
+    /// The first finding under the old set.
     pub old: Option<FirstFinding>,
+    /// The first finding under the new set.
     pub new: Option<FirstFinding>,
     /// With a sidecar: whether the old and new first findings meet its expectation.
     pub old_pass: Option<bool>,
+    /// With a sidecar: whether the new first finding meets it.
     pub new_pass: Option<bool>,
 }
 
@@ -208,91 +222,6 @@ pub fn diff_corpus(
         });
     }
     (changes, errors)
-}
-
-fn show(f: &Option<FirstFinding>) -> String {
-    match f {
-        Some(f) => format!("{} ({}, line {})", f.signature, f.role, f.line),
-        None => "no finding".into(),
-    }
-}
-
-fn verdict(p: Option<bool>) -> &'static str {
-    match p {
-        Some(true) => "pass",
-        Some(false) => "fail",
-        None => "?",
-    }
-}
-
-impl SetDiff {
-    /// The diff for people.
-    pub fn render_human(&self) -> String {
-        let mut out = format!("{} -> {}\n", self.old, self.new);
-        let _ = writeln!(out, "\nadded ({}):", self.added.len());
-        for id in &self.added {
-            let _ = writeln!(out, "  + {id}");
-        }
-        let _ = writeln!(out, "\nremoved ({}):", self.removed.len());
-        for r in &self.removed {
-            let _ = writeln!(
-                out,
-                "  - {}{}",
-                r.id,
-                if r.retired {
-                    " (retired)"
-                } else {
-                    "  NOT listed under retired in the new db.toml"
-                }
-            );
-        }
-        let _ = writeln!(out, "\nchanged ({}):", self.changed.len());
-        for c in &self.changed {
-            let _ = writeln!(
-                out,
-                "  ~ {}  r{} -> r{}  {}{}",
-                c.id,
-                c.old_revision,
-                c.new_revision,
-                if c.fields.is_empty() {
-                    "(revision only)".to_string()
-                } else {
-                    c.fields.join(", ")
-                },
-                if c.needs_revision_bump {
-                    "  WITHOUT a revision bump"
-                } else {
-                    ""
-                }
-            );
-        }
-        out
-    }
-}
-
-/// The corpus part of the diff for people.
-pub fn render_changes(changes: &[FindingChange], inputs: usize, errors: &[String]) -> String {
-    let mut out = format!(
-        "\nfirst finding changed ({} of {} inputs):\n",
-        changes.len(),
-        inputs
-    );
-    for c in changes {
-        let _ = write!(out, "  {}: {} -> {}", c.input, show(&c.old), show(&c.new));
-        if c.old_pass.is_some() {
-            let _ = write!(
-                out,
-                "  [expected: {} -> {}]",
-                verdict(c.old_pass),
-                verdict(c.new_pass)
-            );
-        }
-        out.push('\n');
-    }
-    for e in errors {
-        let _ = writeln!(out, "  unreadable: {e}");
-    }
-    out
 }
 
 #[cfg(test)]
@@ -371,12 +300,6 @@ mod tests {
             [("a.a.bumped", 1, 2, false), ("a.a.quiet", 1, 1, true)]
         );
         assert_eq!(d.changed[1].fields, ["patterns", "examples"]);
-        let text = d.render_human();
-        assert!(
-            text.contains("~ a.a.quiet  r1 -> r1  patterns, examples  WITHOUT a revision bump"),
-            "{text}"
-        );
-        assert!(text.contains("- a.a.dropped  NOT listed"), "{text}");
     }
 
     #[test]
@@ -395,17 +318,15 @@ mod tests {
             .collect();
         let (changes, errors) = diff_corpus(&old, &new, &logs, &[], &ScanOptions::default());
         assert!(errors.is_empty());
-        let summary: Vec<(String, String)> = changes
-            .iter()
-            .map(|c| {
-                (
-                    c.input.clone(),
-                    format!("{} -> {}", show(&c.old), show(&c.new)),
-                )
-            })
-            .collect();
-        assert_eq!(summary.len(), 2, "{summary:?}");
-        assert_eq!(summary[0].1, "a.a.boom (cause, line 1) -> no finding");
-        assert_eq!(summary[1].1, "no finding -> a.a.bang (cause, line 1)");
+        let sig = |f: &Option<FirstFinding>| f.as_ref().map(|f| (f.signature.clone(), f.line));
+        let summary: Vec<_> = changes.iter().map(|c| (sig(&c.old), sig(&c.new))).collect();
+        assert_eq!(
+            summary,
+            [
+                (Some(("a.a.boom".to_string(), 1)), None),
+                (None, Some(("a.a.bang".to_string(), 1)))
+            ]
+        );
+        assert!(changes.iter().all(|c| c.input.ends_with(".log")));
     }
 }

@@ -1,16 +1,19 @@
 //! faultline: a versioned database of failure signatures for ML-serving and GPU logs,
 //! compiled into a multi-pattern scanner that names the root cause of a failure.
 //!
-//! Data flows one way: [`signature`] files are loaded and checked, [`compile`]d into a
-//! [`Database`], which [`scan`] runs over inputs to produce hits, which [`analyze`] turns
-//! into a ranked [`report::Report`].
+//! Data flows one way: signature files ([`load_dir`]) are compiled into a [`Database`]
+//! (in the `faultline-db` crate; [`EmbeddedDatabase`] gives the one built into this crate),
+//! which scans an [`Input`] ([`open`] a path: mmap, stream, `.gz`, `.zst`) into hits, which
+//! the analysis turns into a ranked [`Report`] ([`analyze_input`], [`analyze_path`]).
 //!
-//! Around that pipeline: [`scan::walk`] turns directories into the inputs of a sweep (globs,
-//! shards), [`summary`] tables many reports, [`corpus`] reads logs with expected answers,
-//! [`bench`](mod@bench) measures a signature set over a corpus and [`diff`] compares two sets.
+//! Around that pipeline: [`walk`] turns directories into the inputs of a sweep (globs,
+//! shards), [`Summary`] tables many reports, and [`profile_corpus`] measures a signature set
+//! over a corpus of logs with expected answers. The command line (`faultline`) is a binary
+//! of this package built on the same face; without the default `cli` feature the library
+//! pulls in no clap or indicatif. See docs/ARCHITECTURE.md for the crate and module map.
 //!
 //! ```
-//! use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database, EmbeddedDatabase};
+//! use faultline::{analyze_input, AnalyzeOptions, Database, EmbeddedDatabase, Input, ScanOptions};
 //! use std::path::Path;
 //!
 //! let log = "\
@@ -25,31 +28,73 @@
 //! assert_eq!(cause.category, "cuda-oom");
 //! ```
 
+#![deny(missing_docs, missing_debug_implementations)]
+
+// The modules are not the face: everything a crate user calls is re-exported below. They stay
+// reachable (hidden from the docs) for this crate's binary, tests, benches and fuzz targets,
+// which reach internals such as the chunked scanner and the corpus reader.
+#[doc(hidden)]
 pub mod analyze;
+#[doc(hidden)]
 pub mod bench;
+#[doc(hidden)]
 pub mod corpus;
+#[doc(hidden)]
 pub mod diff;
 mod embedded;
+#[doc(hidden)]
 pub mod report;
+#[doc(hidden)]
 pub mod sanitize;
+#[doc(hidden)]
 pub mod scan;
+#[doc(hidden)]
 pub mod summary;
 
 /// The signature format, its compiler and the compiled database live in the `faultline-db`
-/// crate; these re-exports keep their paths under `faultline::`.
+/// crate; these re-exports keep their module paths under `faultline::`.
+#[doc(hidden)]
 pub use faultline_db::{error, signature, synth};
 
 /// From a signature set to a [`Database`] (re-exported from `faultline-db`), and the set
 /// built into this crate.
+#[doc(hidden)]
 pub mod compile {
     pub use crate::embedded::signature_set as embedded_set;
     pub use faultline_db::compile::*;
 }
 
-pub use compile::Database;
+// The face.
+
+/// Analysis: from an input to a ranked [`Report`].
+pub use analyze::{analyze_input, analyze_path, AnalyzeOptions, Analyzer, DEFAULT_MAX_FINDINGS};
+/// A signature set's cost profile over a corpus: throughput, per-signature confirm cost,
+/// top-1 accuracy (`faultline bench` prints it as tables).
+pub use bench::{run as profile_corpus, Accuracy, BenchOptions, Corpus, Cost, SetBench};
+/// The compiled signature database and the one built into this crate.
+pub use compile::{Database, SignatureInfo};
 pub use embedded::EmbeddedDatabase;
-pub use error::{Error, Result};
-pub use report::Report;
+/// Typed errors.
+pub use error::{Error, Location, Problem, Result};
+/// The report of one input and its parts (the JSON contract).
+pub use report::{
+    raw_path, render_human, Counts, DatabaseRef, Finding, FindingRole, MatchedLine, Report,
+    SCHEMA_VERSION,
+};
+/// Inputs and scan options; the parallel directory walk of a sweep.
+pub use scan::walk::{walk, Entry, Shard, WalkOptions};
+pub use scan::{open, Input, InputKind, ScanOptions, MAX_THREADS};
+/// Signature files: load a directory, the set, its enums.
+pub use signature::{load_dir, Role, Severity, SignatureSet};
+/// Many reports as one table per signature.
+pub use summary::{table, Summary, SummaryBuilder};
+
+// Here rather than beside the type, whose fields are the analysis' own.
+impl std::fmt::Debug for Analyzer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Analyzer").finish_non_exhaustive()
+    }
+}
 
 /// The README's examples, run as doctests.
 #[cfg(doctest)]

@@ -40,7 +40,9 @@ pub const UNCLASSIFIED: &str = "(unclassified)";
 pub struct SignatureRow {
     /// The signature id, or [`UNCLASSIFIED`].
     pub signature: String,
+    /// The signature's category.
     pub category: String,
+    /// The signature's title.
     pub title: String,
     /// Inputs whose root cause (first finding) this signature is.
     pub first_findings: u64,
@@ -50,13 +52,16 @@ pub struct SignatureRow {
     pub hits: u64,
     /// The first and last input (by path) it was found in.
     pub first_input: String,
+    /// The last input (by path) it was found in.
     pub last_input: String,
 }
 
 /// An input that could not be read to its end.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FailedInput {
+    /// The input's path.
     pub input: String,
+    /// The one-line error.
     pub error: String,
     /// Whether findings before the error still named a root cause.
     pub diagnosed: bool,
@@ -65,12 +70,17 @@ pub struct FailedInput {
 /// The summary of a sweep.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
+    /// Inputs summarised.
     pub inputs: u64,
+    /// Inputs with a root cause.
     pub diagnosed: u64,
     /// Inputs that failed without a root cause (all failures are listed in `errors`).
     pub failed: u64,
+    /// Inputs that held NUL bytes.
     pub binary: u64,
+    /// Bytes over all inputs.
     pub bytes: u64,
+    /// Lines over all inputs.
     pub lines: u64,
     /// The databases the reports were made with (more than one means mixed outputs).
     pub databases: Vec<DatabaseRef>,
@@ -89,6 +99,7 @@ pub struct Summary {
 /// An input whose report was given more than once.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RepeatedInput {
+    /// The input's path.
     pub input: String,
     /// Where each report came from (`FILE:LINE` for JSON lines), in the order given.
     pub from: Vec<String>,
@@ -169,6 +180,14 @@ impl From<&Report> for SlimReport {
 #[derive(Default)]
 pub struct SummaryBuilder {
     reports: Vec<SlimReport>,
+}
+
+impl std::fmt::Debug for SummaryBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SummaryBuilder")
+            .field("reports", &self.reports.len())
+            .finish()
+    }
 }
 
 impl Summary {
@@ -323,7 +342,7 @@ impl SummaryBuilder {
 }
 
 /// Aligns rows into columns, text left-aligned; with `numbers_right`, numbers right-aligned.
-pub(crate) fn table(rows: &[Vec<String>], numbers_right: bool) -> String {
+pub fn table(rows: &[Vec<String>], numbers_right: bool) -> String {
     let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols)
         .map(|c| {

@@ -8,10 +8,15 @@ use regex_automata::{meta, util::syntax, Anchored, Input};
 /// A log level, as far as the prefix tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
+    /// DEBUG and glog/abseil `D` lines.
     Debug,
+    /// INFO and glog `I` lines.
     Info,
+    /// WARNING/WARN and glog `W` lines.
     Warning,
+    /// ERROR and glog `E` lines.
     Error,
+    /// CRITICAL/FATAL and glog `F` lines.
     Critical,
 }
 
@@ -20,6 +25,7 @@ pub enum Level {
 pub struct LineInfo {
     /// The process tag, e.g. `Worker_TP7 pid=207086` or `rank3`.
     pub process: Option<String>,
+    /// The log level the prefix named, if any.
     pub level: Option<Level>,
     /// Milliseconds since the start of the year (years are ignored: many formats omit them).
     pub timestamp: Option<i64>,

@@ -15,9 +15,13 @@ pub const SCHEMA_VERSION: u32 = 2;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FindingRole {
+    /// A known root cause (a signature with role `cause`).
     Cause,
+    /// A failure no signature knows (a traceback's end, a stand-in error line).
     Unclassified,
+    /// A consequence of some cause.
     Symptom,
+    /// Fatal-looking text that is not a failure.
     Noise,
 }
 
@@ -36,8 +40,11 @@ impl FindingRole {
 /// The database a report was produced with.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DatabaseRef {
+    /// The database's name.
     pub name: String,
+    /// Its version.
     pub version: String,
+    /// Its content hash.
     pub hash: String,
 }
 
@@ -48,17 +55,23 @@ pub struct Finding {
     pub rank: usize,
     /// The signature id, or null for an unclassified finding.
     pub signature: Option<String>,
+    /// Cause, unclassified, symptom or noise.
     pub role: FindingRole,
+    /// `fatal`, `error`, `warning` or `info`, from the signature.
     pub severity: String,
+    /// The signature's category (`unclassified` for unclassified findings).
     pub category: String,
+    /// The signature's title, or what the unclassified line is.
     pub title: String,
     /// First occurrence, 1-based.
     pub line: u64,
+    /// Last occurrence, 1-based.
     pub last_line: u64,
     /// Byte offset of `line`.
     pub offset: u64,
     /// The first occurrence's line (lossy UTF-8).
     pub text: String,
+    /// Whether `text` was cut at `--max-line-bytes`.
     pub text_truncated: bool,
     /// How many lines folded into this finding.
     pub count: u64,
@@ -120,10 +133,13 @@ impl Finding {
 /// One matched line, for `--all`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatchedLine {
+    /// 1-based line number.
     pub line: u64,
+    /// Byte offset of the line.
     pub offset: u64,
     /// The signature that decided the line's role (the highest priority one).
     pub signature: Option<String>,
+    /// The role the line counted for.
     pub role: FindingRole,
     /// Other signatures that matched the line but were outranked by priority.
     pub outranked: Vec<String>,
@@ -136,8 +152,11 @@ pub struct MatchedLine {
 pub struct Counts {
     /// Lines matched by at least one signature.
     pub matched_lines: u64,
+    /// Lines matched by a cause signature.
     pub cause_lines: u64,
+    /// Lines matched by a symptom signature.
     pub symptom_lines: u64,
+    /// Lines matched by a noise signature.
     pub noise_lines: u64,
     /// Lines that no signature matched but that the analysis reported as unclassified.
     pub unclassified_lines: u64,
@@ -150,6 +169,7 @@ pub struct Counts {
 /// The report for one input.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// The JSON schema version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
     /// The path (lossy UTF-8: U+FFFD for a byte that is not UTF-8), or `-` for stdin.
     pub input: String,
@@ -158,12 +178,17 @@ pub struct Report {
     /// the same.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub input_raw: Option<String>,
+    /// The database the report was made with.
     pub database: DatabaseRef,
     /// A one-line error message if the input could not be read to its end.
     pub error: Option<String>,
+    /// Whether the input held NUL bytes (it is scanned all the same).
     pub binary: bool,
+    /// Size of the input in bytes (decompressed).
     pub bytes: u64,
+    /// Lines, as `wc -l` counts them, plus a final unterminated line.
     pub lines: u64,
+    /// Findings in rank order: the first is the root cause.
     pub findings: Vec<Finding>,
     /// Runs recognised in the input (start-up banners, timestamps stepping back); at least 1
     /// when the input has lines.
@@ -179,6 +204,7 @@ pub struct Report {
     /// the end of input inside an open traceback.
     #[serde(default)]
     pub ended_early: bool,
+    /// Matched lines by role.
     pub counts: Counts,
     /// Every matched line (only with `--all`).
     #[serde(skip_serializing_if = "Option::is_none", default)]

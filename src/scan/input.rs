@@ -16,8 +16,11 @@ use crate::error::Error;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum InputKind {
+    /// Uncompressed bytes.
     Plain,
+    /// A gzip stream (by its magic bytes).
     Gzip,
+    /// A zstd frame (by its magic bytes).
     Zstd,
     /// UTF-16 with a little-endian byte order mark (`ff fe`), decoded to UTF-8 as it is read.
     Utf16Le,
@@ -244,6 +247,15 @@ pub struct Input {
     path: PathBuf,
     kind: InputKind,
     source: Source,
+}
+
+impl std::fmt::Debug for Input {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Input")
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Opens `path` (`-` is standard input).

@@ -62,7 +62,9 @@ pub struct Hit {
 /// Totals of one scan.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ScanStats {
+    /// Bytes scanned.
     pub bytes: u64,
+    /// Lines scanned (a final unterminated line counts).
     pub lines: u64,
     /// Whether the input held a NUL byte (it was scanned all the same).
     pub binary: bool,

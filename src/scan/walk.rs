@@ -31,6 +31,7 @@ use crate::error::{Error, Result};
 pub struct Shard {
     /// 1-based.
     pub index: u64,
+    /// How many shards, N.
     pub count: u64,
 }
 
@@ -50,7 +51,7 @@ impl FromStr for Shard {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Shard> {
-        let bad = || Error::Usage(format!("--shard {s}: expected I/N with 1 <= I <= N"));
+        let bad = || Error::Usage(format!("shard {s}: expected I/N with 1 <= I <= N"));
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let index: u64 = i.trim().parse().map_err(|_| bad())?;
         let count: u64 = n.trim().parse().map_err(|_| bad())?;
@@ -84,9 +85,19 @@ pub struct WalkOptions {
 #[derive(Debug)]
 pub enum Entry {
     /// A file to scan (or `-`, standard input) and its path relative to the scan root.
-    Input { path: PathBuf, relative: String },
+    Input {
+        /// The path as found.
+        path: PathBuf,
+        /// Its path relative to the scan root (what shards hash).
+        relative: String,
+    },
     /// Something found in a walk and deliberately not opened (a FIFO, a socket, a symlink loop).
-    Skipped { path: PathBuf, reason: String },
+    Skipped {
+        /// The path.
+        path: PathBuf,
+        /// Why it was not opened.
+        reason: String,
+    },
     /// A path that could not be listed or examined.
     Failed(Error),
 }
@@ -161,8 +172,8 @@ fn special(_: &std::fs::FileType) -> Option<&'static str> {
 /// directly (files, FIFOs, `-`) are kept as given and not filtered by globs. An invalid glob
 /// is an error; everything else that goes wrong is an entry, so the sweep goes on.
 pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
-    let globs = Filter::new(&opts.globs, "--glob")?;
-    let excludes = Filter::new(&opts.excludes, "--exclude")?;
+    let globs = Filter::new(&opts.globs, "glob")?;
+    let excludes = Filter::new(&opts.excludes, "exclude glob")?;
     if paths.iter().filter(|p| *p == Path::new("-")).count() > 1 {
         return Err(Error::Usage(
             "standard input (`-`) is named more than once: it can be read only once".into(),
@@ -403,7 +414,7 @@ mod tests {
             globs: vec!["a[".into()],
             ..WalkOptions::default()
         };
-        assert!(matches!(walk(&root, &bad), Err(Error::Usage(m)) if m.contains("--glob a[")));
+        assert!(matches!(walk(&root, &bad), Err(Error::Usage(m)) if m.contains("glob a[")));
     }
 
     #[test]

@@ -6,8 +6,11 @@ use std::path::PathBuf;
 /// A place in a signature file: `file:line:column`, 1-based.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Location {
+    /// The signature file.
     pub file: PathBuf,
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, in characters.
     pub column: usize,
 }
 
@@ -20,7 +23,9 @@ impl fmt::Display for Location {
 /// One problem found while loading or validating a signature set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
+    /// Where the problem is.
     pub location: Location,
+    /// What is wrong, in one line.
     pub message: String,
 }
 
@@ -36,31 +41,47 @@ pub enum Error {
     /// Reading a file or stream failed.
     #[error("{}: {source}", path.display())]
     Io {
+        /// The file or stream.
         path: PathBuf,
         #[source]
+        /// The I/O error.
         source: std::io::Error,
     },
     /// Reading an input failed part-way; findings before `offset` were kept.
     #[error("{}: at byte offset {offset}: {source}", path.display())]
     Input {
+        /// The input.
         path: PathBuf,
+        /// How far reading got, in bytes.
         offset: u64,
         #[source]
+        /// The I/O error.
         source: std::io::Error,
     },
     /// The signature set is invalid. The first problem is shown; all are kept.
     #[error("{}{}", problems.first().map(|p| p.to_string()).unwrap_or_default(), more(problems.len()))]
-    Signatures { problems: Vec<Problem> },
+    Signatures {
+        /// Every problem found, in file order.
+        problems: Vec<Problem>,
+    },
     /// A corpus directory is malformed (a sidecar that does not parse, a log without its pair).
     /// The first problem is shown; all are kept.
     #[error("{}{}", problems.first().map(|p| p.to_string()).unwrap_or_default(), more(problems.len()))]
-    Corpus { problems: Vec<Problem> },
+    Corpus {
+        /// Every problem found.
+        problems: Vec<Problem>,
+    },
     /// A line of a JSON-lines report file (`faultline summary`) is not a report.
     #[error("{0}")]
     Report(Problem),
     /// A compiled database archive could not be used.
     #[error("{}: {reason}", path.display())]
-    Archive { path: PathBuf, reason: String },
+    Archive {
+        /// The archive file (or `<archive>` for bytes).
+        path: PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+    },
     /// A resource limit was exceeded while compiling a signature set.
     #[error("{0}")]
     Limit(String),

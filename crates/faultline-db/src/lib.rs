@@ -6,6 +6,8 @@
 //! compiling a regex. The `faultline` crate embeds the archive of its `signatures/` (its
 //! build script uses this crate) and scans logs with it.
 
+#![deny(missing_docs, missing_debug_implementations)]
+
 pub mod compile;
 pub mod database;
 pub mod error;

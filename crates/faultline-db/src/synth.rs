@@ -63,6 +63,7 @@ fn to_ascii(line: &mut [u8]) {
 }
 
 /// SplitMix64: small, fast and good enough for picking templates.
+#[derive(Debug)]
 struct Rng(u64);
 
 impl Rng {
@@ -331,6 +332,7 @@ const FRAMES: &[(&str, &str, &str)] = &[
 ];
 
 /// A generator of one log.
+#[derive(Debug)]
 pub struct LogGen {
     opts: SynthOptions,
     rng: Rng,

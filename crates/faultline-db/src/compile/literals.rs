@@ -13,55 +13,11 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 const MAX_SET: usize = 64;
 /// Longest member kept in an exact set; longer runs are cut (a prefix is still required).
 const MAX_MEMBER: usize = 128;
-/// Shortest member a required set may hold for the prefilter to use it.
-pub const MIN_LITERAL: usize = 4;
-/// Most anchors one packed (Teddy) searcher takes.
-pub const MAX_ANCHORS: usize = 64;
-/// Most packed searchers the prefilter runs side by side: more anchors, rarer ones, at the
-/// price of one more pass per searcher.
-pub const MAX_GROUPS: usize = 4;
-
-/// How `n` anchors (in their stored order) split into packed searchers: consecutive runs of
-/// near-equal size, none over [`MAX_ANCHORS`].
-pub fn group_sizes(n: usize) -> Vec<usize> {
-    let groups = n.div_ceil(MAX_ANCHORS).max(1);
-    (0..groups)
-        .map(|g| n / groups + usize::from(g < n % groups))
-        .collect()
-}
-
-/// Parses a pattern in faultline's dialect: Unicode classes off, any byte allowed.
-#[allow(clippy::result_large_err)]
-pub fn parse(pattern: &str) -> Result<Hir, regex_syntax::Error> {
-    regex_syntax::ParserBuilder::new()
-        .unicode(false)
-        .utf8(false)
-        .build()
-        .parse(pattern)
-}
-
-/// The one string `pattern` matches when it is a plain literal: ASCII with no
-/// metacharacters but escaped ones (`cuda\.py:`). A line holding that string matches it.
-pub fn plain_literal(pattern: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(pattern.len());
-    let mut bytes = pattern.bytes();
-    while let Some(b) = bytes.next() {
-        match b {
-            b'\\' => {
-                let e = bytes.next()?;
-                if !regex_syntax::is_meta_character(char::from(e)) {
-                    return None;
-                }
-                out.push(e);
-            }
-            b'.' | b'^' | b'$' | b'*' | b'+' | b'?' | b'(' | b')' | b'[' | b']' | b'{' | b'}'
-            | b'|' => return None,
-            0x20..=0x7e => out.push(b),
-            _ => return None,
-        }
-    }
-    (!out.is_empty()).then_some(out)
-}
+// The searcher layout (how many anchors a packed searcher takes) is the engine's; the
+// compiler chooses anchors to fit it.
+pub use crate::database::matcher::{group_sizes, MAX_ANCHORS, MAX_GROUPS, MIN_LITERAL};
+// What counts as a plain literal is part of the regex dialect.
+pub use crate::database::dialect::{parse, plain_literal};
 
 /// A set of literals at least one of which occurs in every match of `hir`, if one exists.
 pub fn required(hir: &Hir) -> Option<Vec<Vec<u8>>> {

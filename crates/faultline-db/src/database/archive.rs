@@ -27,13 +27,12 @@ use std::sync::OnceLock;
 
 use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::nfa::thompson;
-use regex_automata::util::syntax;
 use regex_automata::Input;
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
 
 use super::matcher::{CompiledPattern, Confirm, Matcher, Owner, MARKERS};
-use crate::compile::{Database, SignatureInfo};
+use super::{Database, SignatureInfo};
 use crate::error::{Error, Result};
 use crate::signature::{Role, Severity};
 
@@ -146,7 +145,7 @@ fn build_dfa(pattern: &str, limit: usize) -> Result<Vec<u32>, String> {
     // The stored length is a u32.
     let limit = limit.min(u32::MAX as usize);
     let dfa = dense::Builder::new()
-        .syntax(syntax::Config::new().unicode(false).utf8(false))
+        .syntax(super::dialect::syntax_config())
         .thompson(
             thompson::Config::new()
                 .utf8(false)
@@ -382,6 +381,17 @@ self_cell::self_cell!(
     }
 );
 
+impl std::fmt::Debug for Dfas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let stored = self
+            .borrow_dependent()
+            .iter()
+            .filter(|d| d.is_some())
+            .count();
+        f.debug_struct("Dfas").field("stored", &stored).finish()
+    }
+}
+
 impl Dfas {
     /// Runs pattern `p`'s DFA: `Some(found)`, or `None` if it has no DFA or the DFA cannot
     /// answer (a search error), in which case the caller uses the regex.
@@ -500,7 +510,7 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
             MARKERS.len()
         ))
     })?;
-    if n_sig_pats > crate::compile::MAX_PATTERNS {
+    if n_sig_pats > super::MAX_PATTERNS {
         return Err(bad(format!("{n_sig_pats} patterns, over the limit")));
     }
     let mut signatures = Vec::with_capacity(n_sigs);
@@ -641,14 +651,15 @@ fn load(backing: Backing, path: &Path) -> Result<Database> {
     let matcher = Matcher::build(
         parts.patterns,
         &parts.required,
-        Some(parts.anchors),
+        // Stored in an archive: the anchors' expected rates were not kept.
+        (parts.anchors, Vec::new()),
         Some(dfas),
     )
     .map_err(|e| archive_error(path, format!("invalid archive: {e}")))?;
     // Every required literal the anchors are chosen to cover (see `choose_anchors`) must
     // hold an anchor, else the prefilter would skip lines the compiled database finds.
     for (member, _) in matcher.members() {
-        if member.len() >= crate::compile::literals::MIN_LITERAL
+        if member.len() >= super::matcher::MIN_LITERAL
             && matcher.find_candidate(member, 0).is_none()
         {
             return Err(archive_error(

@@ -5,9 +5,28 @@
 use std::sync::OnceLock;
 
 use aho_corasick::{packed, AhoCorasick, MatchKind};
-use regex_automata::{meta, util::syntax, Input};
+use regex_automata::{meta, Input};
 
 use super::archive::Dfas;
+pub(crate) use super::dialect::build_regex;
+use super::dialect::plain_literal;
+
+/// Shortest member a required set may hold for the prefilter to use it.
+pub const MIN_LITERAL: usize = 4;
+/// Most anchors one packed (Teddy) searcher takes.
+pub const MAX_ANCHORS: usize = 64;
+/// Most packed searchers the prefilter runs side by side: more anchors, rarer ones, at the
+/// price of one more pass per searcher.
+pub const MAX_GROUPS: usize = 4;
+
+/// How `n` anchors (in their stored order) split into packed searchers: consecutive runs of
+/// near-equal size, none over [`MAX_ANCHORS`].
+pub fn group_sizes(n: usize) -> Vec<usize> {
+    let groups = n.div_ceil(MAX_ANCHORS).max(1);
+    (0..groups)
+        .map(|g| n / groups + usize::from(g < n % groups))
+        .collect()
+}
 
 /// Structural lines the analysis needs, found by the same scan as the signatures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -133,25 +152,14 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
 /// Who a compiled pattern belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Owner {
+    /// A signature, by index in the database.
     Signature(u32),
+    /// A structural marker the analysis needs.
     Marker(Marker),
 }
 
-/// Builds a regex in faultline's dialect: Unicode off, any byte, no empty-match UTF-8 rules.
-#[allow(clippy::result_large_err)]
-pub(crate) fn build_regex(pattern: &str) -> Result<meta::Regex, meta::BuildError> {
-    meta::Builder::new()
-        .syntax(syntax::Config::new().unicode(false).utf8(false))
-        .configure(
-            meta::Config::new()
-                .utf8_empty(false)
-                .nfa_size_limit(Some(4 << 20))
-                .hybrid_cache_capacity(1 << 20),
-        )
-        .build(pattern)
-}
-
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct CompiledPattern {
     pub owner: Owner,
     pub confirm: Confirm,
@@ -163,10 +171,8 @@ pub struct CompiledPattern {
 impl CompiledPattern {
     /// A pattern compiled from `source`, whose required literal set is `required`.
     pub fn new(owner: Owner, confirm: Confirm, source: &str, required: &[Vec<u8>]) -> Self {
-        let plain = crate::compile::literals::plain_literal(source).is_some_and(|lit| {
-            lit.len() >= crate::compile::literals::MIN_LITERAL
-                && required.len() == 1
-                && required[0] == lit
+        let plain = plain_literal(source).is_some_and(|lit| {
+            lit.len() >= MIN_LITERAL && required.len() == 1 && required[0] == lit
         });
         CompiledPattern {
             owner,
@@ -178,6 +184,7 @@ impl CompiledPattern {
 
 /// How a pattern confirms a candidate line.
 #[doc(hidden)]
+#[derive(Debug)]
 pub enum Confirm {
     /// A regex compiled from source (a database compiled from signature files).
     Regex(meta::Regex),
@@ -201,8 +208,9 @@ impl Confirm {
     }
 }
 
+#[derive(Debug)]
 enum Prefilter {
-    /// Packed searchers over consecutive groups of anchors ([`crate::compile::literals::group_sizes`]),
+    /// Packed searchers over consecutive groups of anchors ([`group_sizes`]),
     /// each with the index of its first anchor.
     Packed(Vec<(usize, packed::Searcher)>),
     General(AhoCorasick),
@@ -210,7 +218,7 @@ enum Prefilter {
 
 /// Where each packed searcher's next anchor is, so that a scan moving forward through one
 /// buffer searches each stretch once per searcher, not once per candidate.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Cursor {
     /// Per searcher: searched from `from`, the first hit (anchor, start) at or after it.
     next: Vec<(usize, Option<(usize, usize)>)>,
@@ -230,7 +238,7 @@ pub struct CandidateProfile {
 }
 
 /// Per-thread scratch space for confirming candidate lines.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Scratch {
     candidates: Vec<u32>,
     cursor: Cursor,
@@ -239,7 +247,9 @@ pub struct Scratch {
 /// What one line matched: the signatures (by index, ascending) and the markers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LineMatch {
+    /// Indices of the signatures whose patterns matched, ascending.
     pub signatures: Vec<u32>,
+    /// The markers found, as a bit set of [`Marker`] values.
     pub markers: u8,
 }
 
@@ -256,10 +266,11 @@ impl LineMatch {
 }
 
 #[doc(hidden)]
+#[derive(Debug)]
 pub struct Matcher {
     prefilter: Prefilter,
     anchors: Vec<Vec<u8>>,
-    /// Per anchor: expected occurrences per MiB of ordinary log (see `literals::background`).
+    /// Per anchor: expected occurrences per MiB of ordinary log (see `compile::literals::background`; empty for an archive).
     anchor_rates: Vec<f64>,
     /// Per anchor: the required literals that hold it, or hold an anchor that can start at
     /// the same place (a prefix of it, or one it is a prefix of), each with where in the
@@ -275,21 +286,27 @@ pub struct Matcher {
     dfas: Option<Dfas>,
 }
 
-impl Matcher {
-    /// Builds the matcher from patterns and, per pattern, its required literal set.
-    pub fn new(
-        patterns: Vec<CompiledPattern>,
-        required: &[Vec<Vec<u8>>],
-    ) -> Result<Matcher, String> {
-        Matcher::build(patterns, required, None, None)
+/// The distinct required literals of `required` (per pattern, its set), in order of first
+/// appearance: the members the anchors must cover.
+pub(crate) fn distinct_members(required: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for m in required.iter().flatten() {
+        if seen.insert(m.as_slice()) {
+            out.push(m.clone());
+        }
     }
+    out
+}
 
-    /// Builds the matcher; `anchors` (stored in an archive) skips choosing them again, and
-    /// `dfas` are a loaded archive's confirmation automata.
+impl Matcher {
+    /// Builds the matcher from patterns, per pattern its required literal set, the anchors
+    /// the prefilter searches for (chosen by the compiler, or stored in an archive) with
+    /// their expected rates per MiB (empty when unknown), and a loaded archive's `dfas`.
     pub(crate) fn build(
         patterns: Vec<CompiledPattern>,
         required: &[Vec<Vec<u8>>],
-        anchors: Option<Vec<Vec<u8>>>,
+        (anchors, anchor_rates): (Vec<Vec<u8>>, Vec<f64>),
         dfas: Option<Dfas>,
     ) -> Result<Matcher, String> {
         let mut members: Vec<Vec<u8>> = Vec::new();
@@ -305,20 +322,10 @@ impl Matcher {
                 member_patterns[i].push(p as u32);
             }
         }
-        let (anchors, anchor_rates) = match anchors {
-            // Stored in an archive: their expected rates were not kept.
-            Some(a) => (a, Vec::new()),
-            None => {
-                let choice = crate::compile::literals::choose_anchors(&members);
-                (choice.anchors, choice.per_mib)
-            }
-        };
         let mut searchers = Vec::new();
         let mut first = 0;
-        for size in crate::compile::literals::group_sizes(anchors.len()) {
-            if anchors.len()
-                > crate::compile::literals::MAX_ANCHORS * crate::compile::literals::MAX_GROUPS
-            {
+        for size in group_sizes(anchors.len()) {
+            if anchors.len() > MAX_ANCHORS * MAX_GROUPS {
                 break;
             }
             let built = packed::Config::new()
@@ -352,7 +359,7 @@ impl Matcher {
                 }
                 let finder = memchr::memmem::Finder::new(a);
                 for (m, member) in members.iter().enumerate() {
-                    if member.len() < crate::compile::literals::MIN_LITERAL {
+                    if member.len() < MIN_LITERAL {
                         continue;
                     }
                     for k in finder.find_iter(member) {
@@ -380,7 +387,7 @@ impl Matcher {
         let mut unanchored: Vec<u32> = members
             .iter()
             .zip(&member_patterns)
-            .filter(|(m, _)| m.len() < crate::compile::literals::MIN_LITERAL)
+            .filter(|(m, _)| m.len() < MIN_LITERAL)
             .flat_map(|(_, ps)| ps.iter().copied())
             .collect();
         unanchored.sort_unstable();

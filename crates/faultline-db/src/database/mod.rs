@@ -1,8 +1,201 @@
-//! The compiled database's runtime side: the two-stage matcher the scan runs, and the
-//! archive format that stores it.
+//! The compiled database's runtime side, the engine: [`Database`] (what a scan and a report
+//! ask of it), the two-stage matcher the scan runs, the regex dialect every regex is built
+//! in, and the archive format that stores a database. Nothing here uses the compiler
+//! ([`crate::compile`]): a database loaded from an archive runs without it.
 
 pub mod archive;
+pub mod dialect;
 pub(crate) mod matcher;
+
+use std::sync::OnceLock;
 
 #[doc(hidden)]
 pub use matcher::Matcher;
+pub use matcher::{CandidateProfile, LineMatch, Marker, Scratch};
+
+use crate::signature::{Role, Severity};
+use dialect::build_regex;
+
+/// Most patterns one database may hold (a signature set, or an archive, with more is refused).
+pub const MAX_PATTERNS: usize = 20_000;
+
+/// What a report needs to know about a signature, without its patterns.
+#[derive(Clone, Debug)]
+pub struct SignatureInfo {
+    /// The signature's stable dotted id (`vendor.area.name`).
+    pub id: String,
+    /// Its revision, bumped on any change of meaning.
+    pub revision: u32,
+    /// One-line title shown in reports.
+    pub title: String,
+    /// Cause, symptom or noise.
+    pub role: Role,
+    /// How bad a line it matches is.
+    pub severity: Severity,
+    /// Category name (e.g. `cuda-oom`), for summaries and accuracy by category.
+    pub category: String,
+    /// Free-form tags from the signature file.
+    pub tags: Vec<String>,
+    /// On a line several signatures match, only the highest priority makes a finding.
+    pub priority: i32,
+    /// Whether the process can go on after this failure (see [`crate::signature::Signature`]).
+    pub survivable: bool,
+    /// What to do about it; may hold `{name}` placeholders filled from captures.
+    pub remediation: String,
+    /// The real software that prints the message (`vendor: path/file.py`).
+    pub source: String,
+    /// Indices into the database's patterns.
+    pub patterns: Vec<u32>,
+}
+
+/// A compiled, ready-to-scan signature database.
+///
+/// ```
+/// use faultline_db::signature::{load_sources, SourceFile};
+/// use faultline_db::Database;
+///
+/// let db_toml = "name = \"mine\"\nversion = \"1.0.0\"\nformat = 2\n";
+/// let sigs = r#"
+/// [[signature]]
+/// id = "pytorch.cuda.oom"
+/// revision = 1
+/// title = "CUDA out of memory"
+/// role = "cause"
+/// severity = "fatal"
+/// category = "cuda-oom"
+/// patterns = ['CUDA out of memory\. Tried to allocate (?P<size>\S+ [GM]iB)']
+/// remediation = "Lower the batch size; {size} did not fit."
+/// source = "pytorch: c10/cuda/CUDACachingAllocator.cpp"
+/// examples = ["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."]
+/// counterexamples = ["CUDA out of memory checks passed"]
+/// survivable = false
+/// "#;
+/// let set = load_sources(vec![
+///     SourceFile { path: "db.toml".into(), text: db_toml.into() },
+///     SourceFile { path: "pytorch.toml".into(), text: sigs.into() },
+/// ])
+/// .unwrap();
+/// let db = Database::compile(&set).unwrap();
+/// let hit = db.match_line(b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.");
+/// let ids: Vec<&str> = hit.signatures.iter().map(|&s| db.signature(s).id.as_str()).collect();
+/// assert!(ids.iter().any(|id| id.contains("oom")), "{ids:?}");
+/// ```
+pub struct Database {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) hash: String,
+    pub(crate) signatures: Vec<SignatureInfo>,
+    pub(crate) pattern_sources: Vec<String>,
+    pub(crate) matcher: Matcher,
+    pub(crate) capture_regexes: Vec<OnceLock<Option<regex_automata::meta::Regex>>>,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("hash", &self.hash)
+            .field("signatures", &self.signatures.len())
+            .finish()
+    }
+}
+
+impl Database {
+    /// The database's name, from `db.toml`.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The database's calendar version, from `db.toml`.
+    pub fn version(&self) -> &str {
+        &self.version
+    }
+
+    /// A content hash of the signature files the database was compiled from.
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    /// Every signature, in index order.
+    pub fn signatures(&self) -> &[SignatureInfo] {
+        &self.signatures
+    }
+
+    /// The signature with index `index` (as found in [`LineMatch::signatures`]).
+    pub fn signature(&self, index: u32) -> &SignatureInfo {
+        &self.signatures[index as usize]
+    }
+
+    /// The source text of every pattern, in index order.
+    pub fn pattern_sources(&self) -> &[String] {
+        &self.pattern_sources
+    }
+
+    /// The prefilter's anchors and whether the SIMD searcher is in use.
+    pub fn anchors(&self) -> (&[Vec<u8>], bool) {
+        (self.matcher.anchors(), self.matcher.is_packed())
+    }
+
+    /// Per anchor (in [`Database::anchors`] order): how often it is expected to occur per
+    /// MiB of ordinary serving log, as estimated when the anchors were chosen; empty for a
+    /// database loaded from an archive (rates are not stored).
+    pub fn anchor_rates(&self) -> &[f64] {
+        self.matcher.anchor_rates()
+    }
+
+    /// The required literals and the pattern indices that own each.
+    pub fn required_literals(&self) -> impl Iterator<Item = (&[u8], &[u32])> {
+        self.matcher.members()
+    }
+
+    /// Counts, over `sample`, the lines the prefilter hands to confirmation and how often
+    /// each anchor is the first on such a line: the candidate rate `db check` reports.
+    pub fn candidate_profile(&self, sample: &[u8]) -> CandidateProfile {
+        self.matcher.candidate_profile(sample)
+    }
+
+    #[doc(hidden)]
+    pub fn matcher(&self) -> &Matcher {
+        &self.matcher
+    }
+
+    /// Matches one line (without its terminator) the way a scan does, prefilter included.
+    pub fn match_line(&self, line: &[u8]) -> LineMatch {
+        let mut out = LineMatch::default();
+        if self.matcher.find_candidate(line, 0).is_some() {
+            self.matcher
+                .confirm(line, &mut Scratch::default(), &mut out);
+        }
+        out
+    }
+
+    /// The named captures of signature `sig` on `line` (the first pattern that matches).
+    pub fn captures(&self, sig: u32, line: &[u8]) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for &p in &self.signatures[sig as usize].patterns {
+            let re = self.capture_regexes[p as usize]
+                .get_or_init(|| build_regex(&self.pattern_sources[p as usize]).ok());
+            let Some(re) = re else { continue };
+            let mut caps = re.create_captures();
+            re.captures(line, &mut caps);
+            if !caps.is_match() {
+                continue;
+            }
+            for (i, name) in re
+                .group_info()
+                .pattern_names(regex_automata::PatternID::ZERO)
+                .enumerate()
+            {
+                if let (Some(name), Some(span)) = (name, caps.get_group(i)) {
+                    out.push((
+                        name.to_string(),
+                        String::from_utf8_lossy(&line[span.range()]).into_owned(),
+                    ));
+                }
+            }
+            break;
+        }
+        out
+    }
+}

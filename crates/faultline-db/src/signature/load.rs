@@ -116,13 +116,13 @@ fn field_problems(file: &SourceFile) -> Vec<Problem> {
 }
 
 /// The 1-based line and column of byte `offset` in `text` (one pass over the text: for
-/// many offsets in one file, use [`line_starts`] and [`location_in`]).
+/// many offsets in one file, use `line_starts` and `location_in`).
 pub fn location(path: &Path, text: &str, offset: usize) -> Location {
     location_in(path, text, &line_starts(text), offset)
 }
 
 /// The byte offsets where the lines of `text` start (0 first).
-pub fn line_starts(text: &str) -> Vec<usize> {
+pub(crate) fn line_starts(text: &str) -> Vec<usize> {
     std::iter::once(0)
         .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
         .collect()
@@ -130,7 +130,7 @@ pub fn line_starts(text: &str) -> Vec<usize> {
 
 /// [`location`] by binary search in the file's `starts` (from [`line_starts`]): the cost is
 /// that of the column count on the one line, not a scan from the file's start.
-pub fn location_in(path: &Path, text: &str, starts: &[usize], offset: usize) -> Location {
+pub(crate) fn location_in(path: &Path, text: &str, starts: &[usize], offset: usize) -> Location {
     let offset = offset.min(text.len());
     let line = starts.partition_point(|&s| s <= offset).max(1);
     let line_start = starts.get(line - 1).copied().unwrap_or(0).min(offset);
@@ -145,6 +145,7 @@ pub fn location_in(path: &Path, text: &str, starts: &[usize], offset: usize) -> 
     }
 }
 
+/// A TOML parse error of `path` as a located problem.
 pub fn toml_problem(path: &Path, text: &str, err: &toml::de::Error) -> Problem {
     let offset = err.span().map_or(0, |s| s.start);
     let message = err.message().trim().replace('\n', " ");

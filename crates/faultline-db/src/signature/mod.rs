@@ -42,9 +42,13 @@ impl Role {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// The process cannot go on.
     Fatal,
+    /// Something failed; the process may go on.
     Error,
+    /// Worth knowing; not a failure on its own.
     Warning,
+    /// Informational.
     Info,
 }
 
@@ -63,33 +67,51 @@ impl Severity {
 /// Where a piece of a signature file starts: the file and a byte span within it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Span {
+    /// Index of the file in [`SignatureSet::files`].
     pub file: usize,
+    /// Byte offset where it starts.
     pub start: usize,
+    /// Byte offset where it ends.
     pub end: usize,
 }
 
 /// A string value together with where it stands in its file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Located {
+    /// The text, as parsed.
     pub value: String,
+    /// Where it was written.
     pub span: Span,
 }
 
 /// One failure signature.
 #[derive(Clone, Debug)]
 pub struct Signature {
+    /// Stable dotted id: `vendor.area.name`.
     pub id: String,
+    /// Revision, bumped on any change of meaning.
     pub revision: u32,
+    /// One-line title shown in reports.
     pub title: String,
+    /// Cause, symptom or noise.
     pub role: Role,
+    /// How bad a line it matches is.
     pub severity: Severity,
+    /// Category name, for summaries and accuracy by category.
     pub category: String,
+    /// Free-form tags.
     pub tags: Vec<String>,
+    /// On a line several signatures match, only the highest priority makes a finding (default 0).
     pub priority: i32,
+    /// Regexes in faultline's dialect, matched against one whole line.
     pub patterns: Vec<Located>,
+    /// What to do about it; may hold `{name}` placeholders filled from captures.
     pub remediation: String,
+    /// The real software that prints the message.
     pub source: String,
+    /// Real lines every pattern set must match (checked at compile).
     pub examples: Vec<Located>,
+    /// Near misses that must not match (checked at compile).
     pub counterexamples: Vec<Located>,
     /// Whether the process can go on after this line (a per-request error, a retried
     /// download): a survivable failure ranks below every fatal one. Format 1 sets default it
@@ -108,10 +130,14 @@ pub struct Signature {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DbInfo {
+    /// The database's name, shown in reports and `--version`.
     pub name: String,
+    /// Its version (calendar versioning).
     pub version: String,
+    /// The signature-file format, 1 or 2.
     pub format: u32,
     #[serde(default)]
+    /// Ids removed for good; they may not be reused.
     pub retired: Vec<String>,
 }
 
@@ -126,15 +152,20 @@ pub const SUPPORTED_FORMATS: [u32; 2] = [1, 2];
 /// A source file of a signature set, kept so that problems can name line and column.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
+    /// Path shown in problems (`file:line:column`).
     pub path: PathBuf,
+    /// The file's text.
     pub text: String,
 }
 
 /// A loaded, structurally valid set of signatures.
 #[derive(Clone, Debug)]
 pub struct SignatureSet {
+    /// The database's name, version and format (`db.toml`).
     pub info: DbInfo,
+    /// Every signature, in file order.
     pub signatures: Vec<Signature>,
+    /// The files the set was loaded from, for locating problems.
     pub files: Vec<SourceFile>,
     /// Per file, the byte offsets where its lines start (built at the first `locate`), so
     /// locating every signature of a set costs a binary search each, not a rescan.
@@ -217,7 +248,7 @@ impl SignatureSet {
         for id in ids {
             if !self.signatures.iter().any(|s| &s.id == id) {
                 return Err(crate::Error::Usage(format!(
-                    "--disable {id}: no signature has this id"
+                    "{id}: no signature has this id, so it cannot be disabled"
                 )));
             }
         }

@@ -20,6 +20,7 @@ use faultline::summary::{Summary, SummaryBuilder};
 use faultline::{diff, Database, EmbeddedDatabase, Error};
 
 mod cli;
+mod output;
 
 /// Exit status: at least one input diagnosed.
 const EXIT_DIAGNOSED: u8 = 0;
@@ -317,7 +318,8 @@ fn load_set(args: &SetArgs) -> Result<SignatureSet, Error> {
     for dir in &args.add_signatures {
         set.extend(load_dir(dir)?)?;
     }
-    set.disable(&args.disable)?;
+    set.disable(&args.disable)
+        .map_err(|e| Error::Usage(format!("--disable {e}")))?;
     Ok(set)
 }
 
@@ -401,7 +403,12 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
             "--format csv is for summaries: add --summary".into(),
         ));
     }
-    let shard = args.shard.as_deref().map(str::parse::<Shard>).transpose()?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(str::parse::<Shard>)
+        .transpose()
+        .map_err(|e| Error::Usage(format!("--{e}")))?;
     let walk_opts = WalkOptions {
         globs: args.glob.clone(),
         excludes: args.exclude.clone(),
@@ -612,8 +619,8 @@ fn run_bench(args: BenchArgs) -> Result<u8, Error> {
         }
     }
     match args.format {
-        TextOrJson::Json => out(&(bench::to_json(&sets) + "\n")),
-        TextOrJson::Human => out_human(&bench::render_labeled(&sets, &labels, args.all_rows)),
+        TextOrJson::Json => out(&(output::bench_json(&sets) + "\n")),
+        TextOrJson::Human => out_human(&output::bench_labeled(&sets, &labels, args.all_rows)),
     }
     Ok(sweep_status(
         sets.iter().any(|s| !s.errors.is_empty()),
@@ -646,9 +653,9 @@ fn run_diff(
             out(&(serde_json::json!({"diff": d, "corpus": corpus}).to_string() + "\n"));
         }
         TextOrJson::Human => {
-            let mut text = d.render_human();
+            let mut text = output::set_diff_human(&d);
             if let Some((inputs, changes, errors)) = &corpus_part {
-                text.push_str(&diff::render_changes(changes, *inputs, errors));
+                text.push_str(&output::corpus_changes_human(changes, *inputs, errors));
             }
             out_human(&text);
         }
