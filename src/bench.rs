@@ -177,7 +177,7 @@ pub fn run(db: &Database, corpus: &Corpus, opts: &BenchOptions) -> SetBench {
 
 /// Runs the benchmark of each set over the same `corpus`. The timed passes alternate
 /// between the sets (A B, B A, A B, ...) so that each pair of passes shares the machine's
-/// load; each set gets at least `min_time` and two sets at least [`MIN_PAIRS`] pairs.
+/// load; each set gets at least `min_time` and two sets at least `MIN_PAIRS` pairs.
 pub fn run_all(dbs: &[&Database], corpus: &Corpus, opts: &BenchOptions) -> Vec<SetBench> {
     // Pass 1 (untimed): reports for accuracy, and which logs can be read at all.
     let prepared: Vec<_> = dbs.iter().map(|db| prepare(db, corpus, opts)).collect();

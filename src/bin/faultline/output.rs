@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use faultline::bench::{verdict, SetBench};
+use faultline::bench::{self, SetBench};
 use faultline::diff::{FindingChange, FirstFinding, SetDiff};
 use faultline::table;
 
@@ -146,7 +146,7 @@ pub fn bench_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> St
     if two {
         let _ = writeln!(out, "(ratio: {} / {})", labels[0], labels[1]);
         if let [a, b, ..] = sets {
-            let v = verdict(&a.pass_seconds, &b.pass_seconds);
+            let v = bench::verdict(&a.pass_seconds, &b.pass_seconds);
             let _ = writeln!(out, "difference: {}", v.describe("A", "B"));
         }
     }
@@ -227,7 +227,7 @@ pub fn bench_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> St
 /// [`faultline::bench::Verdict`] on the paired pass times; null for one set).
 pub fn bench_json(sets: &[SetBench]) -> String {
     let v = match sets {
-        [a, b] => serde_json::to_value(verdict(&a.pass_seconds, &b.pass_seconds))
+        [a, b] => serde_json::to_value(bench::verdict(&a.pass_seconds, &b.pass_seconds))
             .unwrap_or(serde_json::Value::Null),
         _ => serde_json::Value::Null,
     };
