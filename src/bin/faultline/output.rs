@@ -180,12 +180,9 @@ pub fn bench_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> St
     let mut rows = vec![head];
     let mut hidden = 0;
     for id in ids {
-        let idle = sets
-            .iter()
-            .all(|s| {
-                cost_of(s, id)
-                    .is_none_or(|c| c.candidates == 0 && c.matches == 0 && c.charged == 0)
-            });
+        let idle = sets.iter().all(|s| {
+            cost_of(s, id).is_none_or(|c| c.candidates == 0 && c.matches == 0 && c.charged == 0)
+        });
         if idle && !all_rows {
             hidden += 1;
             continue;
