@@ -67,7 +67,10 @@ pub mod compile {
 // The face.
 
 /// Analysis: from an input to a ranked [`Report`].
-pub use analyze::{analyze_input, analyze_path, AnalyzeOptions, Analyzer, DEFAULT_MAX_FINDINGS};
+pub use analyze::{
+    analyze_input, analyze_path, failed_input_report, AnalyzeOptions, Analyzer,
+    DEFAULT_MAX_FINDINGS,
+};
 /// A signature set's cost profile over a corpus: throughput, per-signature confirm cost,
 /// top-1 accuracy (`faultline bench` prints it as tables).
 pub use bench::{run as profile_corpus, Accuracy, BenchOptions, Corpus, Cost, SetBench};

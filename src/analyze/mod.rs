@@ -1316,6 +1316,25 @@ pub fn analyze_input(
     report
 }
 
+/// The report for an input a sweep could not examine at all (a directory walk's unreadable
+/// entry): no findings, `error` set, the path as `input` when the error names one. The CLI and
+/// the Python package print it like any other report, so one bad input never stops a sweep.
+pub fn failed_input_report(db: &Database, e: &crate::Error) -> Report {
+    let name = match e {
+        crate::Error::Io { path, .. } => path.display().to_string(),
+        other => other.to_string(),
+    };
+    let mut report = Analyzer::new(db, AnalyzeOptions::default()).finish(
+        &name,
+        &ScanStats::default(),
+        Some(e.to_string()),
+    );
+    if let crate::Error::Io { path, .. } = e {
+        report.input_raw = crate::report::raw_path(path);
+    }
+    report
+}
+
 /// Opens `path` (`-` is standard input), scans and analyses it. An input that cannot be
 /// opened yields a report with no findings and its `error` set, so a sweep goes on.
 pub fn analyze_path(

@@ -10,12 +10,14 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use faultline::analyze::{analyze_input, analyze_path, AnalyzeOptions, Analyzer};
+use faultline::analyze::{
+    analyze_input, analyze_path, failed_input_report, AnalyzeOptions, Analyzer,
+};
 use faultline::scan::walk::{walk, Entry, WalkOptions};
 use faultline::scan::{Input, InputKind, ScanOptions, MAX_THREADS};
 use faultline::summary::Summary;
 use faultline::EmbeddedDatabase;
-use faultline::{Database, Error, Report};
+use faultline::{Database, Error};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes};
@@ -138,23 +140,6 @@ fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
     );
     pools.insert(threads, p.clone());
     Ok(p)
-}
-
-/// The report for a path a directory walk could not examine (the CLI's rule).
-fn failed_report(db: &Database, e: &Error) -> Report {
-    let name = match e {
-        Error::Io { path, .. } => path.display().to_string(),
-        other => other.to_string(),
-    };
-    let mut report = Analyzer::new(db, AnalyzeOptions::default()).finish(
-        &name,
-        &Default::default(),
-        Some(e.to_string()),
-    );
-    if let Error::Io { path, .. } = e {
-        report.input_raw = faultline::report::raw_path(path);
-    }
-    report
 }
 
 /// A Python binary file object read as a Rust stream: each `read` takes the GIL for one
@@ -432,7 +417,7 @@ impl PyDatabase {
                     Some(analyze_path(db, path, &scan, opts.clone()).to_json_line())
                 }
                 Entry::Skipped { .. } => None,
-                Entry::Failed(e) => Some(failed_report(db, e).to_json_line()),
+                Entry::Failed(e) => Some(failed_input_report(db, e).to_json_line()),
             };
             // One input scans on the calling thread with every worker (as the CLI does);
             // many inputs scan side by side on the pool.

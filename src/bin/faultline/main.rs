@@ -9,7 +9,7 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use faultline::analyze::{analyze_path, AnalyzeOptions, Analyzer};
+use faultline::analyze::{analyze_path, failed_input_report, AnalyzeOptions};
 use faultline::bench::{self, BenchOptions, Corpus};
 use faultline::compile::archive::{Archive, FORMAT, MAX_DFA_BYTES};
 use faultline::report::{render_human, Report};
@@ -360,23 +360,6 @@ fn size_on_disk(e: &Entry) -> u64 {
     }
 }
 
-/// The report for a path the walk could not examine.
-fn failed_report(db: &Database, e: &Error) -> Report {
-    let name = match e {
-        Error::Io { path, .. } => path.display().to_string(),
-        other => other.to_string(),
-    };
-    let mut report = Analyzer::new(db, AnalyzeOptions::default()).finish(
-        &name,
-        &Default::default(),
-        Some(e.to_string()),
-    );
-    if let Error::Io { path, .. } = e {
-        report.input_raw = faultline::report::raw_path(path);
-    }
-    report
-}
-
 fn render_summary(s: &Summary, format: Format) -> String {
     match format {
         Format::Human => s.render_human(),
@@ -450,7 +433,7 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     },
                 )),
                 Entry::Skipped { .. } => None,
-                Entry::Failed(e) => Some(failed_report(db, e)),
+                Entry::Failed(e) => Some(failed_input_report(db, e)),
             };
             if !pb.is_hidden() {
                 pb.set_message(counter.tick(entry));
