@@ -200,6 +200,16 @@ struct Group {
 }
 
 impl Group {
+    /// Makes this finding stand in for a cause no signature knows: unclassified and fatal, the
+    /// end of its process, titled with `what` it is, found by `source`.
+    fn stand_in(&mut self, what: &str, source: Source) {
+        self.title = format!("Root cause not recognised; {what}: {}", self.title);
+        self.role = FindingRole::Unclassified;
+        self.source = source;
+        self.survivable_sig = false;
+        self.fate = Fate::Ended;
+    }
+
     /// Counts one more line folded into this group.
     fn repeat(&mut self, line: u64, process: Option<&String>) {
         self.count += 1;
@@ -1054,15 +1064,7 @@ impl<'db> Analyzer<'db> {
             if fatal_known(&self.groups, run, true) {
                 continue;
             }
-            let g = &mut self.groups[i];
-            g.title = format!(
-                "Root cause not recognised; the log shows its symptom: {}",
-                g.title
-            );
-            g.role = FindingRole::Unclassified;
-            g.source = Source::OnlySymptoms;
-            g.survivable_sig = false;
-            g.fate = Fate::Ended;
+            self.groups[i].stand_in("the log shows its symptom", Source::OnlySymptoms);
             self.counts.unclassified_lines += 1;
         }
         // The run whose stand-in candidates count: the current one if it failed, else the
@@ -1102,15 +1104,7 @@ impl<'db> Analyzer<'db> {
                     .min_by_key(|(_, g)| g.line)
                     .map(|(i, _)| i);
                 if let Some(i) = known_error {
-                    let g = &mut self.groups[i];
-                    g.title = format!(
-                        "Root cause not recognised; an error line stands in: {}",
-                        g.title
-                    );
-                    g.role = FindingRole::Unclassified;
-                    g.source = Source::Level;
-                    g.survivable_sig = false;
-                    g.fate = Fate::Ended;
+                    self.groups[i].stand_in("an error line stands in", Source::Level);
                     self.counts.unclassified_lines += 1;
                 }
                 if let Some(mut g) = c.exception.or(c.error) {
