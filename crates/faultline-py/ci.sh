@@ -42,6 +42,8 @@ python3 -m venv "$VENV"
 done_step
 
 step "pip install maturin pytest ray[data] pyspark moto[server] boto3 pyarrow zstandard"
+# No pip cache: it would hold a second copy of every wheel (pyspark alone is ~300 MB).
+export PIP_NO_CACHE_DIR=1
 "$PY" -m pip install -q --upgrade pip
 "$PY" -m pip install -q maturin pytest "ray[data]" pyspark "moto[server]" boto3 pyarrow zstandard
 done_step
