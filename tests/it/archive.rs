@@ -3,7 +3,7 @@
 //!
 //! The mutation properties run `PROPTEST_CASES` cases (default 64, for debug `cargo test`);
 //! CI runs 10,000 in release mode:
-//! `PROPTEST_CASES=10000 cargo test --release --test archive`.
+//! `PROPTEST_CASES=10000 cargo test --release --test it archive::`.
 
 use faultline::EmbeddedDatabase;
 use std::path::{Path, PathBuf};

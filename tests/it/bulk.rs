@@ -12,8 +12,7 @@ use faultline::scan::{Input, ScanOptions};
 use faultline::Database;
 use serde_json::Value;
 
-mod common;
-use common::{faultline, stderr, stdout};
+use crate::common::{faultline, stderr, stdout};
 
 fn json_lines(o: &Output) -> Vec<Value> {
     stdout(o)

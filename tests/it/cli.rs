@@ -3,8 +3,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod common;
-use common::{faultline, stderr, stdout};
+use crate::common::{faultline, stderr, stdout};
 
 #[test]
 fn example_log_names_the_attention_backend_first() {

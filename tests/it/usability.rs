@@ -4,8 +4,7 @@
 
 use std::path::Path;
 
-mod common;
-use common::{faultline, stderr, stdout};
+use crate::common::{faultline, stderr, stdout};
 
 const OOM: &str = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.\n";
 

@@ -1,0 +1,20 @@
+//! The integration tests: one test binary, one module per topic (one link instead of eleven,
+//! and one place that lists them). `cargo test --test it <topic>::` runs one topic.
+//!
+//! Kept out of this binary: tests/pool.rs, which installs the global rayon pool and must own
+//! its process for that.
+
+// Shared with any test binary that runs the `faultline` executable.
+#[path = "../common/mod.rs"]
+mod common;
+
+mod archive;
+mod bulk;
+mod cli;
+mod corpus;
+mod diagnosis;
+mod hostile;
+mod interleave;
+mod properties;
+mod signatures;
+mod usability;
