@@ -60,13 +60,13 @@ const RUN_STEP_BACK_MS: i64 = 5 * 60 * 1000;
 /// Processes whose last timestamp is remembered for run boundaries.
 const MAX_TIMED_PROCESSES: usize = 4096;
 
-/// The default of `--max-findings`.
+/// The default of [`AnalyzeOptions::max_findings`] (and of the CLI's `--max-findings`).
 pub const DEFAULT_MAX_FINDINGS: usize = 1000;
 
 /// What the analysis keeps beyond the findings.
 #[derive(Clone, Debug)]
 pub struct AnalyzeOptions {
-    /// Keep every matched line for `--all` (this list grows with the matches).
+    /// Keep every matched line (the report's `lines`; this list grows with the matches).
     pub all: bool,
     /// Most findings kept; past it the lowest-ranked go first, never a fatal cause or fatal
     /// unclassified finding for a lower one (0 = no limit).
@@ -174,7 +174,7 @@ struct Group {
     role: FindingRole,
     source: Source,
     title: String,
-    severity: String,
+    severity: Severity,
     category: String,
     line: u64,
     last_line: u64,
@@ -779,7 +779,7 @@ impl<'db> Analyzer<'db> {
                 let i = self.db.signature(s);
                 (
                     i.title.clone(),
-                    i.severity.as_str().to_string(),
+                    i.severity,
                     i.category.clone(),
                     self.db.captures(s, &hit.text),
                     i.survivable,
@@ -801,7 +801,7 @@ impl<'db> Analyzer<'db> {
                 };
                 (
                     title,
-                    "error".into(),
+                    Severity::Error,
                     "unclassified".into(),
                     Vec::new(),
                     true,
@@ -1018,7 +1018,7 @@ impl<'db> Analyzer<'db> {
                     title:
                         "A traceback is cut off by the end of the input: its exception is missing"
                             .into(),
-                    severity: "error".into(),
+                    severity: Severity::Error,
                     category: "unclassified".into(),
                     line: stats.lines.max(1),
                     last_line: stats.lines.max(1),
@@ -1160,7 +1160,7 @@ impl<'db> Analyzer<'db> {
                 rank: rank0 + 1,
                 signature: g.signature.map(|s| self.db.signature(s).id.clone()),
                 role: g.role,
-                severity: g.severity.clone(),
+                severity: g.severity,
                 category: g.category.clone(),
                 title: g.title.clone(),
                 line: g.line,

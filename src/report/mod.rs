@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use human::render_human;
+use crate::signature::Severity;
+pub use human::{render_human, render_human_with_hints, HumanHints};
 
 /// The JSON schema version; bumped when a field changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -57,8 +58,9 @@ pub struct Finding {
     pub signature: Option<String>,
     /// Cause, unclassified, symptom or noise.
     pub role: FindingRole,
-    /// `fatal`, `error`, `warning` or `info`, from the signature.
-    pub severity: String,
+    /// From the signature (`fatal`, `error`, `warning` or `info` in JSON); `error` for an
+    /// unclassified finding.
+    pub severity: Severity,
     /// The signature's category (`unclassified` for unclassified findings).
     pub category: String,
     /// The signature's title, or what the unclassified line is.
@@ -71,7 +73,7 @@ pub struct Finding {
     pub offset: u64,
     /// The first occurrence's line (lossy UTF-8).
     pub text: String,
-    /// Whether `text` was cut at `--max-line-bytes`.
+    /// Whether `text` was cut at the line cap ([`crate::ScanOptions::max_line_bytes`]).
     pub text_truncated: bool,
     /// How many lines folded into this finding.
     pub count: u64,
@@ -130,7 +132,7 @@ impl Finding {
     }
 }
 
-/// One matched line, for `--all`.
+/// One matched line, kept when [`crate::AnalyzeOptions::all`] is set.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MatchedLine {
     /// 1-based line number.
@@ -197,7 +199,7 @@ pub struct Report {
     /// Whether some run failed: a fatal cause or fatal unclassified finding exists.
     #[serde(default)]
     pub failed: bool,
-    /// Findings left out by `--max-findings` (the lowest-ranked first).
+    /// Findings left out over [`crate::AnalyzeOptions::max_findings`] (the lowest-ranked first).
     #[serde(default)]
     pub findings_omitted: u64,
     /// Whether the input ended early: a read or decompression error after some data, or
@@ -206,7 +208,7 @@ pub struct Report {
     pub ended_early: bool,
     /// Matched lines by role.
     pub counts: Counts,
-    /// Every matched line (only with `--all`).
+    /// Every matched line (only with [`crate::AnalyzeOptions::all`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub matches: Option<Vec<MatchedLine>>,
 }
