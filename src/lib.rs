@@ -81,11 +81,11 @@ pub use embedded::EmbeddedDatabase;
 pub use error::{Error, Location, Problem, Result};
 /// The report of one input and its parts (the JSON contract).
 pub use report::{
-    raw_path, render_human, Counts, DatabaseRef, Finding, FindingRole, MatchedLine, Report,
-    SCHEMA_VERSION,
+    raw_path, render_human, render_human_with_hints, Counts, DatabaseRef, Finding, FindingRole,
+    HumanHints, MatchedLine, Report, SCHEMA_VERSION,
 };
 /// Inputs and scan options; the parallel directory walk of a sweep.
-pub use scan::walk::{walk, Entry, Shard, WalkOptions};
+pub use scan::walk::{walk, Entry, Shard, SkipReason, WalkOptions};
 pub use scan::{open, Input, InputKind, ScanOptions, MAX_THREADS};
 /// Signature files: load a directory, the set, its enums.
 pub use signature::{load_dir, Role, Severity, SignatureSet};

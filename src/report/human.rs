@@ -134,8 +134,32 @@ fn brief(out: &mut String, f: &Finding) {
     );
 }
 
+/// What the human report's hints call the options they point at: the library names its
+/// values ([`HumanHints::default`]); a program names its own flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HumanHints {
+    /// What keeps more findings (lines read "N lower-ranked findings left out (...)").
+    pub max_findings: &'static str,
+    /// What lists every matched line (lines read "... not shown; ... shows them").
+    pub all: &'static str,
+}
+
+impl Default for HumanHints {
+    fn default() -> HumanHints {
+        HumanHints {
+            max_findings: "the max_findings limit",
+            all: "rendering with all",
+        }
+    }
+}
+
 /// Renders a report for a terminal. With `all`, every matched line is listed too.
 pub fn render_human(r: &Report, all: bool) -> String {
+    render_human_with_hints(r, all, HumanHints::default())
+}
+
+/// [`render_human`], with hints that name the options as `hints` says.
+pub fn render_human_with_hints(r: &Report, all: bool, hints: HumanHints) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -213,9 +237,10 @@ pub fn render_human(r: &Report, all: bool) -> String {
     if r.findings_omitted > 0 {
         let _ = writeln!(
             out,
-            "\n{} lower-ranked finding{} left out (--max-findings).",
+            "\n{} lower-ranked finding{} left out ({}).",
             n(r.findings_omitted),
-            if r.findings_omitted == 1 { "" } else { "s" }
+            if r.findings_omitted == 1 { "" } else { "s" },
+            hints.max_findings,
         );
     }
     let symptoms: Vec<&Finding> = r
@@ -253,19 +278,20 @@ pub fn render_human(r: &Report, all: bool) -> String {
     if !all && c.noise_lines > 0 {
         let _ = writeln!(
             out,
-            "{} noise line{} ({} kind{}) from {} process{} not shown; --all shows them.",
+            "{} noise line{} ({} kind{}) from {} process{} not shown; {} shows them.",
             n(c.noise_lines),
             if c.noise_lines == 1 { "" } else { "s" },
             noise.len(),
             if noise.len() == 1 { "" } else { "s" },
             n(c.noise_processes),
             if c.noise_processes == 1 { "" } else { "es" },
+            hints.all,
         );
     }
     if !all && c.unmatched_error_lines > 0 {
         let _ = writeln!(
             out,
-            "{} other error line{} matched no signature and {} not shown; --all lists {}.",
+            "{} other error line{} matched no signature and {} not shown; {} lists {}.",
             n(c.unmatched_error_lines),
             if c.unmatched_error_lines == 1 {
                 ""
@@ -277,6 +303,7 @@ pub fn render_human(r: &Report, all: bool) -> String {
             } else {
                 "are"
             },
+            hints.all,
             if c.unmatched_error_lines == 1 {
                 "it"
             } else {

@@ -1,7 +1,7 @@
 //! Turning the paths a user names into the inputs of a sweep: directories walked recursively
-//! (sorted, `--glob`/`--exclude` applied, symlinked directories followed only on request and
-//! never round a loop), FIFOs, sockets and devices found in a walk skipped (opening a FIFO
-//! blocks), and `--shard I/N` keeping a stable 1/N of the inputs.
+//! (sorted, include and exclude globs applied, symlinked directories followed only on request
+//! and never round a loop), FIFOs, sockets and devices found in a walk skipped (opening a FIFO
+//! blocks), and a [`Shard`] `I/N` keeping a stable 1/N of the inputs.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use globset::{GlobSet, GlobSetBuilder};
 
 use crate::error::{Error, Result};
 
-/// One of N disjoint parts of a sweep (`--shard I/N`, I in 1..=N).
+/// One of N disjoint parts of a sweep (`I/N`, I in 1..=N).
 ///
 /// An input belongs to shard `1 + xxh3_64(relative path) mod N`, where the relative path is
 /// the input's path below the directory named on the command line (`/`-separated, as UTF-8
@@ -96,10 +96,38 @@ pub enum Entry {
         /// The path.
         path: PathBuf,
         /// Why it was not opened.
-        reason: String,
+        reason: SkipReason,
     },
     /// A path that could not be listed or examined.
     Failed(Error),
+}
+
+/// Why a walk left an entry unopened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// The same file (device and inode) as this earlier entry, which is scanned instead.
+    SameFile(PathBuf),
+    /// A symlinked directory that leads back to this ancestor of the walk.
+    SymlinkLoop(PathBuf),
+    /// A symlink to a directory, and [`WalkOptions::follow`] is off.
+    DirectorySymlink,
+    /// A FIFO (opening it would block), a socket or a device: what it is.
+    Special(&'static str),
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::SameFile(first) => {
+                write!(f, "the same file as {} (scanned once)", first.display())
+            }
+            SkipReason::SymlinkLoop(ancestor) => {
+                write!(f, "symlink loop back to {}", ancestor.display())
+            }
+            SkipReason::DirectorySymlink => f.write_str("symlink to a directory (not followed)"),
+            SkipReason::Special(what) => f.write_str(what),
+        }
+    }
 }
 
 /// A glob filter: a pattern without `/` matches a file name at any depth, one with `/`
@@ -221,11 +249,9 @@ fn scan_once(entries: &mut [Entry]) {
                     v.insert(path.clone());
                 }
                 std::collections::hash_map::Entry::Occupied(first) => {
-                    let reason =
-                        format!("the same file as {} (scanned once)", first.get().display());
                     *e = Entry::Skipped {
                         path: std::mem::take(path),
-                        reason,
+                        reason: SkipReason::SameFile(first.get().clone()),
                     };
                 }
             }
@@ -259,7 +285,7 @@ fn walk_dir(root: &Path, follow: bool, globs: &Filter, excludes: &Filter, out: &
                 let path = err.path().unwrap_or(root).to_path_buf();
                 if let Some(ancestor) = err.loop_ancestor() {
                     out.push(Entry::Skipped {
-                        reason: format!("symlink loop back to {}", ancestor.display()),
+                        reason: SkipReason::SymlinkLoop(ancestor.to_path_buf()),
                         path,
                     });
                     continue;
@@ -284,7 +310,7 @@ fn walk_dir(root: &Path, follow: bool, globs: &Filter, excludes: &Filter, out: &
                 Ok(m) if m.is_dir() => {
                     out.push(Entry::Skipped {
                         path: entry.into_path(),
-                        reason: "symlink to a directory (not followed without --follow)".into(),
+                        reason: SkipReason::DirectorySymlink,
                     });
                     continue;
                 }
@@ -305,7 +331,7 @@ fn walk_dir(root: &Path, follow: bool, globs: &Filter, excludes: &Filter, out: &
         if let Some(what) = special(&kind) {
             out.push(Entry::Skipped {
                 path: entry.into_path(),
-                reason: what.to_string(),
+                reason: SkipReason::Special(what),
             });
             continue;
         }
@@ -367,10 +393,10 @@ mod tests {
             files,
             ["b.log", "sub/c.log", "sub/d.txt", "a.log.gz", "skip/e.log"]
         );
-        let notes: Vec<&str> = all
+        let notes: Vec<String> = all
             .iter()
             .filter_map(|e| match e {
-                Entry::Skipped { reason, .. } => Some(reason.as_str()),
+                Entry::Skipped { reason, .. } => Some(reason.to_string()),
                 _ => None,
             })
             .collect();

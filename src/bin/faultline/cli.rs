@@ -150,7 +150,7 @@ mod tests {
             input("a.log"),
             Entry::Skipped {
                 path: PathBuf::from("pipe"),
-                reason: "a FIFO".into(),
+                reason: faultline::SkipReason::Special("a FIFO"),
             },
             Entry::Failed(faultline::Error::Usage("dangling".into())),
             input("b.log"),

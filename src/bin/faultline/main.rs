@@ -12,8 +12,8 @@ use rayon::prelude::*;
 use faultline::analyze::{analyze_path, failed_input_report, AnalyzeOptions};
 use faultline::bench::{self, BenchOptions, Corpus};
 use faultline::compile::archive::{Archive, FORMAT, MAX_DFA_BYTES};
-use faultline::report::{render_human, Report};
-use faultline::scan::walk::{walk, Entry, Shard, WalkOptions};
+use faultline::report::{render_human_with_hints, HumanHints, Report};
+use faultline::scan::walk::{walk, Entry, Shard, SkipReason, WalkOptions};
 use faultline::scan::{ScanOptions, MAX_THREADS};
 use faultline::signature::{load_dir, SignatureSet};
 use faultline::summary::{Summary, SummaryBuilder};
@@ -21,6 +21,12 @@ use faultline::{diff, Database, EmbeddedDatabase, Error};
 
 mod cli;
 mod output;
+
+/// The human report's hints name this binary's flags.
+const FLAG_HINTS: HumanHints = HumanHints {
+    max_findings: "--max-findings",
+    all: "--all",
+};
 
 /// Exit status: at least one input diagnosed.
 const EXIT_DIAGNOSED: u8 = 0;
@@ -449,6 +455,12 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         for (entry, report) in batch.iter().zip(results) {
             let Some(report) = report else {
                 if let Entry::Skipped { path, reason } = entry {
+                    let reason = match reason {
+                        SkipReason::DirectorySymlink => {
+                            "symlink to a directory (not followed without --follow)".to_string()
+                        }
+                        r => r.to_string(),
+                    };
                     pb.suspend(|| {
                         note(&format!("faultline: {}: skipped: {reason}", path.display()))
                     });
@@ -469,7 +481,7 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     if report.error.is_some() && report.findings.is_empty() && report.bytes == 0 {
                         continue;
                     }
-                    let mut text = render_human(&report, args.all);
+                    let mut text = render_human_with_hints(&report, args.all, FLAG_HINTS);
                     if many {
                         text.push('\n');
                     }

@@ -191,7 +191,7 @@ impl SignatureSet {
         }
     }
 
-    /// Merges another set into this one (for `--add-signatures`), keeping this set's header.
+    /// Merges another set into this one (a set of extra signatures), keeping this set's header.
     pub fn extend(&mut self, other: SignatureSet) -> crate::Result<()> {
         let offset = self.files.len();
         self.files.extend(other.files);
