@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::analyze::{analyze_path, AnalyzeOptions};
 use crate::compile::{Database, Owner};
 use crate::corpus::{self, Case, Outcome};
-use crate::error::{Error, Result};
+use crate::error::{Result, Usage};
 use crate::report::DatabaseRef;
 use crate::scan::{InputKind, ScanOptions};
 
@@ -37,10 +37,7 @@ impl Corpus {
     pub fn load(dir: &Path) -> Result<Corpus> {
         let logs = corpus::log_files(dir)?;
         if logs.is_empty() {
-            return Err(Error::Usage(format!(
-                "{}: no logs (*.log, *.log.gz, *.log.zst, *.gz, *.zst) in this corpus",
-                dir.display()
-            )));
+            return Err(Usage::EmptyCorpus(dir.to_path_buf()).into());
         }
         Ok(Corpus {
             dir: dir.to_path_buf(),

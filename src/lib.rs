@@ -78,7 +78,9 @@ pub use bench::{run as profile_corpus, Accuracy, BenchOptions, Corpus, Cost, Set
 pub use compile::{Database, SignatureInfo};
 pub use embedded::EmbeddedDatabase;
 /// Typed errors.
-pub use error::{Error, Location, Problem, Result};
+pub use error::{
+    ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Location, Problem, Result, Usage,
+};
 /// The report of one input and its parts (the JSON contract).
 pub use report::{
     raw_path, render_human, render_human_with_hints, Counts, DatabaseRef, Finding, FindingRole,

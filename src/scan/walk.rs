@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use globset::{GlobSet, GlobSetBuilder};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Usage};
 
 /// One of N disjoint parts of a sweep (`I/N`, I in 1..=N).
 ///
@@ -51,7 +51,7 @@ impl FromStr for Shard {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Shard> {
-        let bad = || Error::Usage(format!("shard {s}: expected I/N with 1 <= I <= N"));
+        let bad = || Error::Usage(Usage::Shard(s.to_string()));
         let (i, n) = s.split_once('/').ok_or_else(bad)?;
         let index: u64 = i.trim().parse().map_err(|_| bad())?;
         let count: u64 = n.trim().parse().map_err(|_| bad())?;
@@ -139,21 +139,30 @@ struct Filter {
 }
 
 impl Filter {
-    fn new(globs: &[String], flag: &str) -> Result<Filter> {
+    fn new(globs: &[String], what: &'static str) -> Result<Filter> {
         let mut names = GlobSetBuilder::new();
         let mut paths = GlobSetBuilder::new();
         for g in globs {
             let glob = globset::GlobBuilder::new(g)
                 .literal_separator(true)
                 .build()
-                .map_err(|e| Error::Usage(format!("{flag} {g}: {e}")))?;
+                .map_err(|e| Usage::Glob {
+                    what,
+                    glob: g.clone(),
+                    source: Box::new(e),
+                })?;
             if g.contains('/') {
                 paths.add(glob);
             } else {
                 names.add(glob);
             }
         }
-        let build = |b: GlobSetBuilder| b.build().map_err(|e| Error::Usage(format!("{flag}: {e}")));
+        let build = |b: GlobSetBuilder| {
+            b.build().map_err(|e| Usage::GlobSet {
+                what,
+                source: Box::new(e),
+            })
+        };
         Ok(Filter {
             names: build(names)?,
             paths: build(paths)?,
@@ -203,9 +212,7 @@ pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
     let globs = Filter::new(&opts.globs, "glob")?;
     let excludes = Filter::new(&opts.excludes, "exclude glob")?;
     if paths.iter().filter(|p| *p == Path::new("-")).count() > 1 {
-        return Err(Error::Usage(
-            "standard input (`-`) is named more than once: it can be read only once".into(),
-        ));
+        return Err(Usage::StdinTwice.into());
     }
     let mut out = Vec::new();
     for root in paths {
@@ -440,7 +447,9 @@ mod tests {
             globs: vec!["a[".into()],
             ..WalkOptions::default()
         };
-        assert!(matches!(walk(&root, &bad), Err(Error::Usage(m)) if m.contains("glob a[")));
+        assert!(
+            matches!(walk(&root, &bad), Err(Error::Usage(m)) if m.to_string().contains("glob a["))
+        );
     }
 
     #[test]

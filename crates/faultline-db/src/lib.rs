@@ -15,7 +15,7 @@ pub mod signature;
 pub mod synth;
 
 pub use compile::Database;
-pub use error::{Error, Result};
+pub use error::{ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Result, Usage};
 
 /// The repository's signature set and its archived database, for this crate's tests (the
 /// `faultline` crate embeds the same set; this crate reads it from the checkout).

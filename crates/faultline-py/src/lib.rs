@@ -497,11 +497,11 @@ fn summary(
                 .iter()
                 .map(|d| format!("{} {} (hash {})", d.name, d.version, d.hash))
                 .collect();
-            return Err(Error::Usage(format!(
+            return Err(Error::Usage(faultline::Usage::Caller(format!(
                 "the reports were made with {} different databases: {}; their diagnoses are not comparable (pass allow_mixed_databases=True to merge them anyway)",
                 dbs.len(),
                 dbs.join(", ")
-            )));
+            ))));
         }
         Ok(s.to_json())
     })

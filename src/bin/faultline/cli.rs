@@ -152,7 +152,7 @@ mod tests {
                 path: PathBuf::from("pipe"),
                 reason: faultline::SkipReason::Special("a FIFO"),
             },
-            Entry::Failed(faultline::Error::Usage("dangling".into())),
+            Entry::Failed(faultline::Usage::Caller("dangling".into()).into()),
             input("b.log"),
         ];
         let c = Counter::new(&entries);

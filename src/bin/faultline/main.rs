@@ -17,7 +17,7 @@ use faultline::scan::walk::{walk, Entry, Shard, SkipReason, WalkOptions};
 use faultline::scan::{ScanOptions, MAX_THREADS};
 use faultline::signature::{load_dir, SignatureSet};
 use faultline::summary::{Summary, SummaryBuilder};
-use faultline::{diff, Database, EmbeddedDatabase, Error};
+use faultline::{diff, Database, EmbeddedDatabase, Error, Usage};
 
 mod cli;
 mod output;
@@ -325,7 +325,7 @@ fn load_set(args: &SetArgs) -> Result<SignatureSet, Error> {
         set.extend(load_dir(dir)?)?;
     }
     set.disable(&args.disable)
-        .map_err(|e| Error::Usage(format!("--disable {e}")))?;
+        .map_err(|e| Error::Usage(Usage::Caller(format!("--disable {e}"))))?;
     Ok(set)
 }
 
@@ -388,16 +388,14 @@ fn sweep_status(errored: bool, diagnosed: bool) -> u8 {
 fn run_scan(args: ScanArgs) -> Result<u8, Error> {
     let db = database(&args.set)?;
     if args.format == Format::Csv && !args.summary {
-        return Err(Error::Usage(
-            "--format csv is for summaries: add --summary".into(),
-        ));
+        return Err(Usage::Caller("--format csv is for summaries: add --summary".into()).into());
     }
     let shard = args
         .shard
         .as_deref()
         .map(str::parse::<Shard>)
         .transpose()
-        .map_err(|e| Error::Usage(format!("--{e}")))?;
+        .map_err(|e| Error::Usage(Usage::Caller(format!("--{e}"))))?;
     let walk_opts = WalkOptions {
         globs: args.glob.clone(),
         excludes: args.exclude.clone(),
@@ -559,11 +557,11 @@ fn run_summary(args: SummaryArgs) -> Result<u8, Error> {
             .iter()
             .map(|d| format!("{} {} (hash {})", d.name, d.version, d.hash))
             .collect();
-        return Err(Error::Usage(format!(
+        return Err(Error::Usage(Usage::Caller(format!(
             "the reports were made with {} different databases: {}; their diagnoses are not comparable (pass --allow-mixed-databases to merge them anyway)",
             dbs.len(),
             dbs.join(", ")
-        )));
+        ))));
     }
     out(&render_summary(&s, args.format));
     Ok(sweep_status(!s.errors.is_empty(), s.diagnosed > 0))
@@ -571,7 +569,7 @@ fn run_summary(args: SummaryArgs) -> Result<u8, Error> {
 
 fn run_bench(args: BenchArgs) -> Result<u8, Error> {
     let min_time = Duration::try_from_secs_f64(args.min_time)
-        .map_err(|e| Error::Usage(format!("--min-time {}: {e}", args.min_time)))?;
+        .map_err(|e| Error::Usage(Usage::Caller(format!("--min-time {}: {e}", args.min_time))))?;
     let corpus = Corpus::load(&args.corpus)?;
     let mut dbs = vec![database(&args.set)?];
     if let Some(dir) = &args.against {

@@ -12,7 +12,7 @@ pub use crate::database::matcher::{CandidateProfile, LineMatch, Marker, Scratch}
 pub use crate::database::matcher::{CompiledPattern, Cursor, Owner};
 pub use crate::database::{Database, SignatureInfo};
 
-use crate::error::{Error, Problem, Result};
+use crate::error::{Error, Limit, Problem, Result};
 use crate::signature::{Located, SignatureSet};
 
 pub use crate::database::MAX_PATTERNS;
@@ -101,9 +101,11 @@ impl Database {
         let mut problems = Vec::new();
         let total: usize = set.signatures.iter().map(|s| s.patterns.len()).sum();
         if total > MAX_PATTERNS {
-            return Err(Error::Limit(format!(
-                "the signature set has {total} patterns; at most {MAX_PATTERNS} are allowed"
-            )));
+            return Err(Limit::Patterns {
+                count: total,
+                max: MAX_PATTERNS,
+            }
+            .into());
         }
         let mut compiled = Vec::with_capacity(total + MARKERS.len());
         let mut required = Vec::with_capacity(total + MARKERS.len());
@@ -179,12 +181,12 @@ impl Database {
                 };
                 regex_bytes += regex.memory_usage();
                 if regex_bytes > regex_budget {
-                    return Err(Error::Limit(format!(
-                        "{}: the compiled patterns take over {} MiB together; at most {} MiB are allowed (split the set or simplify its largest patterns)",
-                        set.locate(&pat.span),
-                        regex_bytes >> 20,
-                        regex_budget >> 20
-                    )));
+                    return Err(Limit::RegexMemory {
+                        location: set.locate(&pat.span),
+                        mib: regex_bytes >> 20,
+                        max_mib: regex_budget >> 20,
+                    }
+                    .into());
                 }
                 for name in regex
                     .group_info()
@@ -232,14 +234,11 @@ impl Database {
             return Err(Error::Signatures { problems });
         }
         for &(marker, pat) in MARKERS {
-            let hir =
-                literals::parse(pat).map_err(|e| Error::Limit(format!("internal marker: {e}")))?;
+            let hir = literals::parse(pat).map_err(|e| Limit::MarkerSyntax(Box::new(e)))?;
             let req = literals::required(&hir).unwrap_or_default();
             compiled.push(CompiledPattern::new(
                 Owner::Marker(marker),
-                Confirm::Regex(
-                    build_regex(pat).map_err(|e| Error::Limit(format!("internal marker: {e}")))?,
-                ),
+                Confirm::Regex(build_regex(pat).map_err(|e| Limit::MarkerRegex(Box::new(e)))?),
                 pat,
                 &req,
             ));
@@ -248,7 +247,7 @@ impl Database {
         let members = crate::database::matcher::distinct_members(&required);
         let choice = literals::choose_anchors(&members);
         let matcher = Matcher::build(compiled, &required, (choice.anchors, choice.per_mib), None)
-            .map_err(Error::Limit)?;
+            .map_err(Limit::Matcher)?;
         let capture_regexes = (0..pattern_sources.len())
             .map(|_| OnceLock::new())
             .collect();

@@ -33,7 +33,7 @@ use rkyv::util::AlignedVec;
 
 use super::matcher::{CompiledPattern, Confirm, Matcher, Owner, MARKERS};
 use super::{Database, SignatureInfo};
-use crate::error::{Error, Result};
+use crate::error::{ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Result};
 use crate::signature::{Role, Severity};
 
 /// The archive format this faultline reads and writes. Bump it on any change of the payload
@@ -100,7 +100,7 @@ pub struct Archive {
     pub dfa_bytes: usize,
     /// Signature patterns stored as source only (DFA over the limit), with the reason; their
     /// regex is compiled at first use.
-    pub lazy: Vec<(u32, String)>,
+    pub lazy: Vec<(u32, DfaProblem)>,
 }
 
 fn role_code(r: Role) -> u8 {
@@ -141,7 +141,7 @@ fn severity_from(c: u8) -> Option<Severity> {
 
 /// Builds the confirmation DFA of one pattern in faultline's dialect: Unicode off, any byte,
 /// unanchored start only. `Err` says why it is left out (over `limit` bytes, or unsupported).
-fn build_dfa(pattern: &str, limit: usize) -> Result<Vec<u32>, String> {
+fn build_dfa(pattern: &str, limit: usize) -> Result<Vec<u32>, DfaProblem> {
     // The stored length is a u32.
     let limit = limit.min(u32::MAX as usize);
     let dfa = dense::Builder::new()
@@ -158,14 +158,14 @@ fn build_dfa(pattern: &str, limit: usize) -> Result<Vec<u32>, String> {
                 .determinize_size_limit(Some(limit.saturating_mul(4))),
         )
         .build(pattern)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| DfaProblem::Build(Box::new(e)))?;
     let (bytes, pad) = dfa.to_bytes_little_endian();
     let bytes = &bytes[pad..];
     if bytes.len() > limit {
-        return Err(format!(
-            "DFA is {} bytes, over the {limit}-byte limit",
-            bytes.len()
-        ));
+        return Err(DfaProblem::TooLarge {
+            bytes: bytes.len(),
+            limit,
+        });
     }
     Ok(bytes
         .chunks(4)
@@ -232,11 +232,7 @@ impl Database {
                     out.lazy.push((p as u32, reason));
                     (None, 0)
                 }
-                Err(reason) => {
-                    return Err(Error::Limit(format!(
-                        "internal marker pattern has no DFA: {reason}"
-                    )))
-                }
+                Err(reason) => return Err(Limit::MarkerDfa(reason).into()),
             };
             patterns.push(PatternRecord {
                 signature,
@@ -272,8 +268,7 @@ impl Database {
             patterns,
             anchors: self.matcher.anchors().to_vec(),
         };
-        let body = rkyv::to_bytes::<rancor::Error>(&payload)
-            .map_err(|e| Error::Limit(format!("cannot serialise the database: {e}")))?;
+        let body = rkyv::to_bytes::<rancor::Error>(&payload).map_err(Limit::Serialise)?;
         let mut bytes = Vec::with_capacity(HEADER + body.len());
         bytes.extend_from_slice(&MAGIC);
         bytes.extend_from_slice(&FORMAT.to_le_bytes());
@@ -306,7 +301,9 @@ impl Database {
         let too_large = || {
             archive_error(
                 path,
-                format!("larger than {MAX_ARCHIVE_BYTES} bytes; not a faultline archive"),
+                ArchiveProblem::TooLarge {
+                    max: MAX_ARCHIVE_BYTES,
+                },
             )
         };
         let mut buf = AlignedVec::<16>::new();
@@ -319,7 +316,7 @@ impl Database {
             buf.resize(meta.len() as usize, 0);
             file.read_exact(buf.as_mut_slice()).map_err(|e| {
                 if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                    archive_error(path, "truncated while being read")
+                    archive_error(path, ArchiveProblem::TruncatedWhileRead)
                 } else {
                     io(e)
                 }
@@ -401,11 +398,10 @@ impl Dfas {
     }
 }
 
-fn archive_error(path: &Path, reason: impl Into<String>) -> Error {
-    let reason: String = reason.into();
+fn archive_error(path: &Path, reason: impl Into<ArchiveProblem>) -> Error {
     Error::Archive {
         path: path.to_path_buf(),
-        reason: reason.replace(['\n', '\r'], " "),
+        reason: reason.into(),
     }
 }
 
@@ -423,60 +419,46 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 
 /// Checks the header and hash; returns the payload's offset range.
 fn check_header(bytes: &[u8], path: &Path) -> Result<std::ops::Range<usize>> {
-    let recompile = "recompile with `faultline db compile`";
     if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
-        return Err(archive_error(
-            path,
-            "not a faultline database archive (bad magic bytes)",
-        ));
+        return Err(archive_error(path, ArchiveProblem::BadMagic));
     }
     if bytes.len() < HEADER {
         return Err(archive_error(
             path,
-            format!(
-                "truncated: {} bytes, shorter than the {HEADER}-byte header",
-                bytes.len()
-            ),
+            ArchiveProblem::ShortHeader {
+                len: bytes.len(),
+                header: HEADER,
+            },
         ));
     }
     let format = le_u32(bytes, 8);
     if format != FORMAT {
-        let advice = if format > FORMAT {
-            format!("upgrade faultline or {recompile}")
-        } else {
-            recompile.to_string()
-        };
         return Err(archive_error(
             path,
-            format!("archive format {format}, this faultline reads format {FORMAT}; {advice}"),
+            ArchiveProblem::Format {
+                found: format,
+                reads: FORMAT,
+            },
         ));
     }
     if le_u32(bytes, 12) != 0 {
-        return Err(archive_error(
-            path,
-            "corrupt header (reserved bytes are not zero)",
-        ));
+        return Err(archive_error(path, ArchiveProblem::ReservedBytes));
     }
     let len = le_u64(bytes, 16);
     let have = (bytes.len() - HEADER) as u64;
     if len != have {
-        let what = if have < len {
-            "truncated"
-        } else {
-            "trailing bytes"
-        };
         return Err(archive_error(
             path,
-            format!("{what}: the header says {len} payload bytes, the file holds {have}"),
+            ArchiveProblem::PayloadLength { len, have },
         ));
     }
     let payload = &bytes[HEADER..];
-    let want = le_u64(bytes, 24);
-    let got = xxhash_rust::xxh3::xxh3_64(payload);
-    if want != got {
+    let stored = le_u64(bytes, 24);
+    let computed = xxhash_rust::xxh3::xxh3_64(payload);
+    if stored != computed {
         return Err(archive_error(
             path,
-            format!("content hash mismatch (stored {want:016x}, computed {got:016x}): the file is corrupt; {recompile}"),
+            ArchiveProblem::HashMismatch { stored, computed },
         ));
     }
     Ok(HEADER..bytes.len())
@@ -500,24 +482,24 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
     let range = check_header(bytes, path)?;
     let payload = &bytes[range.clone()];
     let archived = rkyv::access::<ArchivedPayload, rancor::Error>(payload)
-        .map_err(|e| archive_error(path, format!("invalid archive payload: {e}")))?;
-    let bad = |what: String| archive_error(path, format!("invalid archive: {what}"));
+        .map_err(|e| archive_error(path, ArchiveProblem::Payload(e)))?;
+    let bad = |what: ArchiveInvalid| archive_error(path, what);
     let n_sigs = archived.signatures.len();
     let n_pats = archived.patterns.len();
     let n_sig_pats = n_pats.checked_sub(MARKERS.len()).ok_or_else(|| {
-        bad(format!(
-            "{n_pats} patterns, fewer than the {} markers",
-            MARKERS.len()
-        ))
+        bad(ArchiveInvalid::FewerThanMarkers {
+            patterns: n_pats,
+            markers: MARKERS.len(),
+        })
     })?;
     if n_sig_pats > super::MAX_PATTERNS {
-        return Err(bad(format!("{n_sig_pats} patterns, over the limit")));
+        return Err(bad(ArchiveInvalid::TooManyPatterns(n_sig_pats)));
     }
     let mut signatures = Vec::with_capacity(n_sigs);
     for (si, s) in archived.signatures.iter().enumerate() {
-        let role = role_from(s.role).ok_or_else(|| bad(format!("signature {si}: role code")))?;
-        let severity = severity_from(s.severity)
-            .ok_or_else(|| bad(format!("signature {si}: severity code")))?;
+        let role = role_from(s.role).ok_or_else(|| bad(ArchiveInvalid::RoleCode(si)))?;
+        let severity =
+            severity_from(s.severity).ok_or_else(|| bad(ArchiveInvalid::SeverityCode(si)))?;
         let mut pats = Vec::with_capacity(s.patterns.len());
         for p in s.patterns.iter() {
             let p = p.to_native();
@@ -529,9 +511,10 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
                     pats.push(p)
                 }
                 _ => {
-                    return Err(bad(format!(
-                        "signature {si} lists pattern {p}, not its own"
-                    )))
+                    return Err(bad(ArchiveInvalid::ForeignPattern {
+                        signature: si,
+                        pattern: p,
+                    }))
                 }
             }
         }
@@ -559,39 +542,40 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
         let owner = if p < n_sig_pats {
             let s = rec.signature.to_native();
             if rec.marker != 0 || s as usize >= n_sigs {
-                return Err(bad(format!("pattern {p} names signature {s} of {n_sigs}")));
+                return Err(bad(ArchiveInvalid::PatternOwner {
+                    pattern: p,
+                    signature: s,
+                    signatures: n_sigs,
+                }));
             }
             if !signatures[s as usize].patterns.contains(&(p as u32)) {
-                return Err(bad(format!("pattern {p} is not listed by its signature")));
+                return Err(bad(ArchiveInvalid::Unlisted(p)));
             }
             pattern_sources.push(rec.source.to_string());
             Owner::Signature(s)
         } else {
             let (marker, source) = MARKERS[p - n_sig_pats];
             if rec.marker != marker as u8 || rec.source.as_str() != source {
-                return Err(archive_error(
-                    path,
-                    "built by a faultline with other structural markers; recompile with `faultline db compile`",
-                ));
+                return Err(archive_error(path, ArchiveProblem::OtherMarkers));
             }
             Owner::Marker(marker)
         };
         let mut req = Vec::with_capacity(rec.required.len());
         for m in rec.required.iter() {
             if m.is_empty() {
-                return Err(bad(format!("pattern {p} has an empty required literal")));
+                return Err(bad(ArchiveInvalid::EmptyLiteral(p)));
             }
             req.push(m.as_slice().to_vec());
         }
         if req.is_empty() {
-            return Err(bad(format!("pattern {p} has no required literal")));
+            return Err(bad(ArchiveInvalid::NoLiteral(p)));
         }
         let dfa_range = match rec.dfa.as_ref() {
             Some(words) => {
                 let len = rec.dfa_len.to_native() as usize;
                 let start = words.as_ptr() as usize - base;
                 if len > words.len() * 4 {
-                    return Err(bad(format!("pattern {p}: DFA length")));
+                    return Err(bad(ArchiveInvalid::DfaLength(p)));
                 }
                 Some(start..start + len)
             }
@@ -609,7 +593,7 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
     let mut anchors = Vec::with_capacity(archived.anchors.len());
     for a in archived.anchors.iter() {
         if a.is_empty() {
-            return Err(bad("empty anchor".into()));
+            return Err(bad(ArchiveInvalid::EmptyAnchor));
         }
         anchors.push(a.as_slice().to_vec());
     }
@@ -639,11 +623,8 @@ fn load(backing: Backing, path: &Path) -> Result<Database> {
                 let slice = bytes.get(r.clone()).unwrap_or_default();
                 dense::DFA::from_bytes(slice)
                     .map(|(dfa, _)| Some(dfa))
-                    .map_err(|e| {
-                        archive_error(
-                            path,
-                            format!("pattern {p}: stored DFA is not usable ({e}); recompile with `faultline db compile`"),
-                        )
+                    .map_err(|source| {
+                        archive_error(path, ArchiveProblem::Dfa { pattern: p, source })
                     })
             })
             .collect()
@@ -655,17 +636,14 @@ fn load(backing: Backing, path: &Path) -> Result<Database> {
         (parts.anchors, Vec::new()),
         Some(dfas),
     )
-    .map_err(|e| archive_error(path, format!("invalid archive: {e}")))?;
+    .map_err(|e| archive_error(path, ArchiveInvalid::Matcher(e)))?;
     // Every required literal the anchors are chosen to cover (see `choose_anchors`) must
     // hold an anchor, else the prefilter would skip lines the compiled database finds.
     for (member, _) in matcher.members() {
         if member.len() >= super::matcher::MIN_LITERAL
             && matcher.find_candidate(member, 0).is_none()
         {
-            return Err(archive_error(
-                path,
-                "invalid archive: a required literal holds no prefilter anchor",
-            ));
+            return Err(archive_error(path, ArchiveInvalid::UnanchoredLiteral));
         }
     }
     let capture_regexes = parts

@@ -247,9 +247,7 @@ impl SignatureSet {
     pub fn disable(&mut self, ids: &[String]) -> crate::Result<()> {
         for id in ids {
             if !self.signatures.iter().any(|s| &s.id == id) {
-                return Err(crate::Error::Usage(format!(
-                    "{id}: no signature has this id, so it cannot be disabled"
-                )));
+                return Err(crate::error::Usage::UnknownId(id.clone()).into());
             }
         }
         self.signatures.retain(|s| !ids.contains(&s.id));
