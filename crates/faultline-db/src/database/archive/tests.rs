@@ -1,0 +1,151 @@
+use super::*;
+
+/// A write that fails part-way (a full disk) leaves neither a temporary file nor a
+/// changed destination; a planted file under a temporary-looking name is not touched.
+#[test]
+fn a_failed_replace_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("out.fl");
+    std::fs::write(&path, b"old").unwrap();
+    std::fs::write(dir.path().join("out.fl.tmp"), b"planted").unwrap();
+    let err = replace_file(&path, &mut |f| {
+        f.write_all(b"partial")?;
+        Err(std::io::Error::from_raw_os_error(28))
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("out.fl"), "{err}");
+    assert!(err.to_string().contains("No space left on device"), "{err}");
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["out.fl", "out.fl.tmp"]);
+    assert_eq!(std::fs::read(&path).unwrap(), b"old");
+    assert_eq!(
+        std::fs::read(dir.path().join("out.fl.tmp")).unwrap(),
+        b"planted"
+    );
+    replace_file(&path, &mut |f| f.write_all(b"new")).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), b"new");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+}
+
+/// A payload with one of everything, independent of anchor choice and DFA building.
+fn sample() -> Payload {
+    Payload {
+        name: "n".into(),
+        version: "v".into(),
+        hash: "h".into(),
+        signatures: vec![SignatureRecord {
+            id: "a.b.c".into(),
+            revision: 1,
+            title: "t".into(),
+            role: 0,
+            severity: 1,
+            category: "c".into(),
+            tags: vec!["x".into()],
+            priority: -1,
+            survivable: false,
+            remediation: "r".into(),
+            source: "s".into(),
+            patterns: vec![0],
+        }],
+        patterns: vec![PatternRecord {
+            signature: 0,
+            marker: 0,
+            source: "boom".into(),
+            required: vec![b"boom".to_vec()],
+            dfa: Some(vec![1, 2, 3]),
+            dfa_len: 12,
+        }],
+        anchors: vec![b"boom".to_vec()],
+    }
+}
+
+#[test]
+fn layout_fingerprint() {
+    let bytes = rkyv::to_bytes::<rancor::Error>(&sample()).unwrap();
+    let fingerprint = xxhash_rust::xxh3::xxh3_64(&bytes);
+    // Recorded for FORMAT 2. If this fails, the payload layout changed: bump FORMAT (so
+    // older archives get the "archive format N" message) and record the new value.
+    assert_eq!(
+        (FORMAT, HEADER, fingerprint),
+        (2, 32, 0x4511_48a4_46a2_38d9),
+        "payload layout changed: bump FORMAT and record {fingerprint:#x}"
+    );
+}
+
+fn header(format: u32) -> Vec<u8> {
+    let mut b = MAGIC.to_vec();
+    b.extend_from_slice(&format.to_le_bytes());
+    b.extend_from_slice(&[0; 20]);
+    b
+}
+
+#[test]
+fn format_mismatch_says_what_to_do() {
+    let path = Path::new("db.fl");
+    let older = check_header(&header(FORMAT - 1), path)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+            older,
+            format!(
+                "db.fl: archive format {}, this faultline reads format {FORMAT}; recompile with `faultline db compile`",
+                FORMAT - 1
+            )
+        );
+    let newer = check_header(&header(FORMAT + 1), path)
+        .unwrap_err()
+        .to_string();
+    assert!(newer.contains("upgrade faultline"), "{newer}");
+}
+
+#[test]
+fn header_damage_is_named() {
+    let path = Path::new("db.fl");
+    let mut b = header(FORMAT);
+    b[12] = 1;
+    let e = check_header(&b, path).unwrap_err().to_string();
+    assert!(e.contains("reserved"), "{e}");
+    let e = check_header(&b[..20], path).unwrap_err().to_string();
+    assert!(e.contains("shorter than the 32-byte header"), "{e}");
+    let mut b = header(FORMAT);
+    b.extend_from_slice(b"extra");
+    let e = check_header(&b, path).unwrap_err().to_string();
+    assert!(e.contains("trailing bytes"), "{e}");
+}
+
+#[test]
+fn the_embedded_database_confirms_with_stored_dfas_only() {
+    let db = crate::testing::database();
+    let line = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.19 GiB of which 1.01 GiB is free.";
+    assert!(!db.match_line(line).signatures.is_empty());
+    for (p, pat) in db.matcher.patterns.iter().enumerate() {
+        match &pat.confirm {
+            Confirm::Archived { has_dfa, lazy, .. } => {
+                assert!(*has_dfa, "pattern {p} has no DFA");
+                assert!(lazy.get().is_none(), "pattern {p} compiled a regex");
+            }
+            Confirm::Regex(_) => panic!("pattern {p} was compiled at load"),
+        }
+    }
+}
+
+#[test]
+fn codes_round_trip() {
+    for r in [Role::Cause, Role::Symptom, Role::Noise] {
+        assert_eq!(role_from(role_code(r)), Some(r));
+    }
+    for s in [
+        Severity::Fatal,
+        Severity::Error,
+        Severity::Warning,
+        Severity::Info,
+    ] {
+        assert_eq!(severity_from(severity_code(s)), Some(s));
+    }
+    assert_eq!(role_from(3), None);
+    assert_eq!(severity_from(4), None);
+}

@@ -1,0 +1,177 @@
+use super::*;
+
+fn file(name: &str, text: &str) -> SourceFile {
+    SourceFile {
+        path: PathBuf::from(name),
+        text: text.to_string(),
+    }
+}
+
+const HEADER: &str = "name = \"t\"\nversion = \"2026.12.0\"\nformat = 1\n";
+const HEADER2: &str = "name = \"t\"\nversion = \"2027.01.0\"\nformat = 2\n";
+
+const ONE: &str = r#"
+[[signature]]
+id = "x.y.z"
+revision = 1
+title = "t"
+role = "cause"
+severity = "error"
+category = "c"
+patterns = ['boom happened']
+remediation = "r"
+source = "s"
+examples = ["boom happened"]
+counterexamples = ["no boom"]
+"#;
+
+/// `n` signatures in one file, ids `x.y.s<i>` (or the invalid `Xs<i>` when `bad`).
+fn many(n: usize, bad: bool) -> String {
+    let mut text = String::new();
+    for i in 0..n {
+        let id = if bad {
+            format!("Xs{i}")
+        } else {
+            format!("x.y.s{i}")
+        };
+        text.push_str(&ONE.replace("x.y.z", &id));
+    }
+    text
+}
+
+/// Locating every signature of a large file is one pass over it plus a binary search
+/// each: 12,000 signatures (2 MB), every one with a located problem, load within a
+/// deadline far above that (rescanning from byte 0 per signature, as before, took
+/// minutes here in a debug build).
+#[test]
+fn locating_many_signatures_is_linear() {
+    let text = many(12_000, true);
+    let start = std::time::Instant::now();
+    let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &text)]).unwrap_err();
+    let elapsed = start.elapsed();
+    let Error::Signatures { problems } = err else {
+        panic!("wrong error")
+    };
+    assert_eq!(problems.len(), 12_000);
+    let last = &problems[11_999];
+    let lines = ONE.lines().count();
+    assert_eq!(
+        (last.location.line, last.location.column),
+        (11_999 * lines + 3, 6)
+    );
+    assert!(
+        elapsed < std::time::Duration::from_secs(60),
+        "took {elapsed:?}"
+    );
+}
+
+/// More `[[signature]]` tables than the set may have patterns is refused before the
+/// TOML is parsed, at the first table too many; so is a file over the size cap.
+#[test]
+fn over_limit_sets_are_refused_before_parsing() {
+    let max = crate::compile::MAX_PATTERNS;
+    // Not valid TOML past the headers: only a check before parsing can name the limit.
+    let mut text = String::new();
+    for _ in 0..=max {
+        text.push_str("[[signature]]\nid = \n");
+    }
+    let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &text)]).unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(&format!("a.toml:{}:1: signature {}:", 2 * max + 1, max + 1)),
+        "{msg}"
+    );
+    assert!(msg.contains(&format!("at most {max}")), "{msg}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("db.toml"), HEADER).unwrap();
+    let big = "#".repeat(MAX_SIGNATURE_FILE_BYTES as usize + 1);
+    std::fs::write(dir.path().join("big.toml"), &big).unwrap();
+    let msg = load_dir(dir.path()).unwrap_err().to_string();
+    assert!(
+        msg.contains("big.toml:1:1: signature file is over 16 MiB"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn loads_a_valid_set() {
+    let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", ONE)]).unwrap();
+    assert_eq!(set.signatures.len(), 1);
+    assert_eq!(set.locate(&set.signatures[0].span).line, 3);
+}
+
+#[test]
+fn unknown_field_names_line_and_column() {
+    let bad = ONE.replace("source = \"s\"", "sauce = \"s\"");
+    let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &bad)]).unwrap_err();
+    let Error::Signatures { problems } = err else {
+        panic!("wrong error")
+    };
+    assert_eq!(problems[0].location.file, PathBuf::from("a.toml"));
+    assert!(problems[0].message.contains("sauce"), "{}", problems[0]);
+}
+
+#[test]
+fn duplicate_ids_point_at_both() {
+    let err = load_sources(vec![
+        file("db.toml", HEADER),
+        file("a.toml", ONE),
+        file("b.toml", ONE),
+    ])
+    .unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.starts_with("b.toml:3:6: duplicate id"), "{msg}");
+    assert!(msg.contains("a.toml:3:6"), "{msg}");
+}
+
+#[test]
+fn bad_role_is_located() {
+    let bad = ONE.replace("\"cause\"", "\"culprit\"");
+    let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &bad)]).unwrap_err();
+    assert!(err.to_string().starts_with("a.toml:6:"), "{err}");
+}
+
+#[test]
+fn bad_ids_and_retired_ids_are_rejected() {
+    let header = format!("{HEADER}retired = [\"x.y.z\"]\n");
+    let err = load_sources(vec![file("db.toml", &header), file("a.toml", ONE)]).unwrap_err();
+    assert!(err.to_string().contains("retired"), "{err}");
+    let bad = ONE.replace("x.y.z", "Xyz");
+    let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &bad)]).unwrap_err();
+    assert!(err.to_string().contains("not of the form"), "{err}");
+}
+
+#[test]
+fn format_2_requires_survivable_and_format_1_defaults_it() {
+    let err = load_sources(vec![file("db.toml", HEADER2), file("a.toml", ONE)]).unwrap_err();
+    assert!(err.to_string().contains("survivable must be set"), "{err}");
+    let two = ONE.replace("source = \"s\"", "source = \"s\"\nsurvivable = false");
+    let set = load_sources(vec![file("db.toml", HEADER2), file("a.toml", &two)]).unwrap();
+    assert!(!set.signatures[0].survivable);
+    assert!(set.warnings().is_empty());
+    let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", ONE)]).unwrap();
+    assert!(
+        set.signatures[0].survivable,
+        "severity error defaults to survivable"
+    );
+    assert_eq!(set.warnings().len(), 1);
+    let fatal = ONE.replace("\"error\"", "\"fatal\"");
+    let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", &fatal)]).unwrap();
+    assert!(!set.signatures[0].survivable);
+}
+
+#[test]
+fn constructed_examples_must_be_examples() {
+    let c = ONE.replace(
+        "source = \"s\"",
+        "source = \"s\"\nconstructed = [\"boom happened\"]",
+    );
+    let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", &c)]).unwrap();
+    assert_eq!(set.constructed_examples(), 1);
+    let bad = ONE.replace(
+        "source = \"s\"",
+        "source = \"s\"\nconstructed = [\"other\"]",
+    );
+    let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &bad)]).unwrap_err();
+    assert!(err.to_string().contains("not one of the examples"), "{err}");
+}

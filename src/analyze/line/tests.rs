@@ -1,0 +1,162 @@
+use super::*;
+
+#[test]
+fn process_alone_agrees_with_parse() {
+    for line in [
+        &b"(Worker_TP7 pid=207086) INFO 02-20 21:35:48 [cuda.py:456] Using backend X"[..],
+        b"INFO 02-20 21:35:48 [core.py:1] (EngineCore_DP0 pid=12) started",
+        b"trainer-1  | [rank3]: RuntimeError: x",
+        b"[2025-01-01 12:00:00 TP0] Scheduler hit an exception",
+        b"0: [rank0]: boom",
+        b"gpu-node-07:207081:208120 [1] NCCL INFO Using network Socket",
+        b"vllm-server-1  | (APIServer pid=1) ERROR 01-02 03:04:05 [x.py:1] boom",
+        b"web.api-12 |INFO: started",
+        b"17: [default3]:NCCL WARN x",
+        b"(VllmWorker rank=3 pid=7) RuntimeError: x",
+        b"(pid=5, ip=10.0.0.1) Traceback (most recent call last):",
+        b"[2025-01-01 12:00:00 DP1 TP3] Scheduler hit an exception",
+        b"2025-01-01T12:00:00Z (Worker pid=3) x",
+        b"\x1b[36m(Worker_TP1 pid=9)\x1b[0m INFO boom",
+        b"",
+    ] {
+        assert_eq!(
+            process(line),
+            parse(line).process,
+            "{:?}",
+            String::from_utf8_lossy(line)
+        );
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn process_alone_agrees_with_parse_on_stacked_prefixes(
+        picks in proptest::collection::vec(0usize..12, 0..5),
+        tail in "[ -~]{0,20}",
+    ) {
+        const PIECES: [&str; 12] = [
+            "trainer-1  | ", "0: ", "(Worker_TP2 pid=17) ", "(pid=5, ip=10.0.0.1) ",
+            "[rank3]: ", "INFO 02-20 21:35:48 [cuda.py:456] ", "[2025-01-01 12:00:00 TP0] ",
+            "2025-01-01 12:00:00,123 - vllm - ERROR - ", "2025-01-01T12:00:00Z ",
+            "[W1031 15:15:48.123 ProcessGroupNCCL.cpp:1538] ", "ERROR: ", "x(",
+        ];
+        let mut line = String::new();
+        for p in picks {
+            line.push_str(PIECES[p]);
+        }
+        line.push_str(&tail);
+        proptest::prop_assert_eq!(process(line.as_bytes()), parse(line.as_bytes()).process);
+    }
+}
+
+#[test]
+fn vllm_v1_worker_prefix() {
+    let i = parse(b"(Worker_TP7 pid=207086) INFO 02-20 21:35:48 [cuda.py:456] Using backend X");
+    assert_eq!(i.process.as_deref(), Some("Worker_TP7 pid=207086"));
+    assert_eq!(i.level, Some(Level::Info));
+    assert_eq!(i.source.as_deref(), Some("cuda.py:456"));
+    assert_eq!(i.message, "Using backend X");
+    assert!(i.timestamp.is_some());
+}
+
+#[test]
+fn stacked_prefixes() {
+    let i = parse(b"[rank0]:[W1031 15:15:48.123456 ProcessGroupNCCL.cpp:1538] Warning: x");
+    assert_eq!(i.process.as_deref(), Some("rank0"));
+    assert_eq!(i.level, Some(Level::Warning));
+    assert_eq!(i.message, "Warning: x");
+    let i = parse(b"(VllmWorker rank=3 pid=7) ERROR 10-31 15:15:48 [core.py:708] boom");
+    assert_eq!(i.process.as_deref(), Some("VllmWorker rank=3 pid=7"));
+    assert_eq!(i.level, Some(Level::Error));
+    let i = parse(b"(RayWorkerWrapper pid=5, ip=10.0.0.1) boom");
+    assert_eq!(
+        i.process.as_deref(),
+        Some("RayWorkerWrapper pid=5, ip=10.0.0.1")
+    );
+    let i = parse(b"vllm-1  | ERROR: boom");
+    assert_eq!(i.process.as_deref(), Some("vllm-1"));
+    assert_eq!(i.message, "boom");
+}
+
+#[test]
+fn every_launcher_tag() {
+    for (line, tag) in [
+        ("(Worker_TP4_EP4 pid=12) INFO x", "Worker_TP4_EP4 pid=12"),
+        ("(APIServer pid=1) x", "APIServer pid=1"),
+        ("(pid=4242) x", "pid=4242"),
+        ("[default0]:x", "default0"),
+        ("[rank12]: x", "rank12"),
+        ("sglang-router-1  | x", "sglang-router-1"),
+        ("[2025-01-01 12:00:00 DP1 TP3] x", "DP1 TP3"),
+    ] {
+        let i = parse(line.as_bytes());
+        assert_eq!(i.process.as_deref(), Some(tag), "{line}");
+        assert_eq!(i.message, "x", "{line}");
+    }
+    assert_eq!(parse(b"plain message").process, None);
+}
+
+#[test]
+fn ray_core_log_lines() {
+    let i = parse(b"(raylet) [2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed due to memory pressure (OOM)");
+    assert_eq!(i.process.as_deref(), Some("raylet"));
+    assert_eq!(i.level, Some(Level::Error));
+    assert_eq!(i.timestamp_text.as_deref(), Some("2025-04-02 15:02:00,117"));
+    assert!(
+        i.message.ends_with("killed due to memory pressure (OOM)"),
+        "{}",
+        i.message
+    );
+    let i = parse(b"(RayWorkerWrapper pid=24036) [2024-07-25 10:46:00,050 E 24036 24036] logging.cc:440: *** SIGSEGV received at time=1721904360 on cpu 140 ***");
+    assert_eq!(i.level, Some(Level::Error));
+    assert_eq!(i.process.as_deref(), Some("RayWorkerWrapper pid=24036"));
+    // SGLang's bracketed timestamp is not Ray's.
+    assert_eq!(parse(b"[2025-01-01 12:00:00 TP3] x").level, None);
+}
+
+#[test]
+fn sglang_pylogging_iso_and_task() {
+    let i = parse(b"[2025-01-01 12:00:00 TP3] Scheduler hit an exception");
+    assert_eq!(i.process.as_deref(), Some("TP3"));
+    assert_eq!(i.message, "Scheduler hit an exception");
+    let i = parse(b"2025-01-01 12:00:00,123 - vllm.x - ERROR - boom");
+    assert_eq!(i.level, Some(Level::Error));
+    assert_eq!(i.message, "boom");
+    let i = parse(b"2: 2025-01-01T12:00:00.5Z boom");
+    assert_eq!(i.process.as_deref(), Some("task 2"));
+    assert_eq!(i.message, "boom");
+}
+
+#[test]
+fn ansi_and_carriage_returns() {
+    let i = parse(b"Loading 10%\rLoading 50%\r\x1b[31mERROR\x1b[0m boom");
+    assert_eq!(i.level, Some(Level::Error));
+    assert_eq!(i.message, "boom");
+}
+
+#[test]
+fn timestamps_as_printed_and_indentation_kept() {
+    let i = parse(b"(A pid=1) ERROR 02-20 21:35:48 [core.py:708]   File \"x.py\", line 1, in f");
+    assert_eq!(i.timestamp_text.as_deref(), Some("02-20 21:35:48"));
+    assert_eq!(i.message, "  File \"x.py\", line 1, in f");
+    let i = parse(b"2024-09-18T09:23:46.627404Z  INFO text_generation_launcher: Args {");
+    assert_eq!(
+        i.timestamp_text.as_deref(),
+        Some("2024-09-18T09:23:46.627404Z")
+    );
+    assert_eq!(i.level, Some(Level::Info));
+    let i = parse(b"[2025-01-01 12:00:00 TP0] boom");
+    assert_eq!(i.timestamp_text.as_deref(), Some("2025-01-01 12:00:00"));
+    let i = parse(b"[W1031 15:15:48.123 ProcessGroupNCCL.cpp:1538] x");
+    assert_eq!(i.timestamp_text.as_deref(), Some("1031 15:15:48.123"));
+    assert_eq!(parse(b"no stamp").timestamp_text, None);
+}
+
+#[test]
+fn masking_folds_ranks_and_addresses() {
+    assert_eq!(
+        mask("rank 3 at 0xdeadbeef took 12ms"),
+        mask("rank 7 at 0x1 took 9ms")
+    );
+    assert_ne!(mask("a 1"), mask("b 1"));
+}

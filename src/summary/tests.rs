@@ -1,0 +1,157 @@
+use super::*;
+
+fn line(input: &str, err: Option<&str>, findings: &[(&str, &str, u64)]) -> String {
+    let findings: Vec<serde_json::Value> = findings
+        .iter()
+        .map(|(sig, role, count)| {
+            serde_json::json!({
+                "signature": if *role == "unclassified" { None } else { Some(sig) },
+                "role": role, "title": format!("t {sig}"), "category": "c", "count": count,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "input": input, "error": err, "binary": false, "bytes": 3, "lines": 1,
+        "findings": findings,
+        "database": {"name": "d", "version": "1", "hash": "h"},
+    })
+    .to_string()
+}
+
+fn sample() -> Vec<String> {
+    vec![
+        line("c.log", None, &[("a.x", "cause", 2), ("s.y", "symptom", 1)]),
+        line("a.log", None, &[("a.x", "cause", 1)]),
+        line("b.log", None, &[("s.y", "symptom", 4)]),
+        line("d.log", Some("d.log: gzip stream: corrupt"), &[]),
+        line(
+            "e.log",
+            Some("e.log: at byte offset 9: truncated"),
+            &[("", "unclassified", 1)],
+        ),
+        line("f.log", None, &[]),
+    ]
+}
+
+#[test]
+fn inputs_that_ended_early_count_as_failed_not_diagnosed() {
+    let cut = r#"{"input":"a.log","error":"a.log: unexpected end of gzip stream at byte 100","bytes":100,"lines":2,"ended_early":true,"findings":[{"signature":null,"role":"unclassified","title":"x","category":"unclassified","count":1,"tentative":true}]}"#;
+    let inside = r#"{"input":"b.log","error":null,"bytes":100,"lines":2,"ended_early":true,"findings":[{"signature":null,"role":"unclassified","title":"x","category":"unclassified","count":1,"survivable":true}]}"#;
+    let survived = r#"{"input":"c.log","error":null,"bytes":100,"lines":2,"findings":[{"signature":"x.y","role":"cause","title":"x","category":"c","count":1,"survivable":true}]}"#;
+    let mut b = Summary::builder();
+    b.add_json_lines("s.jsonl", &format!("{cut}\n{inside}\n{survived}\n"))
+        .unwrap();
+    let s = b.finish();
+    assert_eq!((s.inputs, s.diagnosed, s.failed), (3, 0, 2));
+    assert_eq!(s.undiagnosed, ["c.log"]);
+    assert!(!s.errors[0].diagnosed);
+}
+
+#[test]
+fn counts_add_up() {
+    let mut b = Summary::builder();
+    b.add_json_lines("x", &sample().join("\n")).unwrap();
+    let s = b.finish();
+    assert_eq!(s.inputs, 6);
+    assert_eq!(s.diagnosed, 3);
+    assert_eq!(s.undiagnosed, ["b.log", "f.log"]);
+    assert_eq!(s.failed, 1);
+    assert_eq!(
+        s.diagnosed + s.undiagnosed_count() + s.failed,
+        s.inputs,
+        "partition"
+    );
+    let first: u64 = s.signatures.iter().map(|r| r.first_findings).sum();
+    assert_eq!(first, s.diagnosed);
+    let a = &s.signatures[0];
+    assert_eq!(
+        (
+            a.signature.as_str(),
+            a.first_findings,
+            a.inputs,
+            a.hits,
+            a.first_input.as_str(),
+            a.last_input.as_str()
+        ),
+        ("a.x", 2, 2, 3, "a.log", "c.log")
+    );
+    let sy = s.signatures.iter().find(|r| r.signature == "s.y").unwrap();
+    assert_eq!((sy.first_findings, sy.hits, sy.inputs), (0, 5, 2));
+    assert!(s.signatures.iter().any(|r| r.signature == UNCLASSIFIED));
+    assert_eq!(s.errors.len(), 2);
+    assert!(s.errors[1].diagnosed);
+    assert_eq!(s.databases.len(), 1);
+}
+
+#[test]
+fn any_split_and_order_gives_the_same_summary() {
+    let lines = sample();
+    let mut whole = Summary::builder();
+    whole.add_json_lines("all", &lines.join("\n")).unwrap();
+    let mut split = Summary::builder();
+    split
+        .add_json_lines("2", &[&lines[3], &lines[0]].map(|s| s.as_str()).join("\n"))
+        .unwrap();
+    let rest: Vec<&str> = [5, 2, 1, 4].iter().map(|&i| lines[i].as_str()).collect();
+    split.add_json_lines("1", &rest.join("\n\n")).unwrap();
+    assert_eq!(whole.finish(), split.finish());
+}
+
+#[test]
+fn bad_json_names_file_and_line() {
+    let mut b = Summary::builder();
+    let text = format!("{}\n{{\"input\": 3}}\n", sample()[0]);
+    let e = b
+        .add_json_lines("shard2.jsonl", &text)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("shard2.jsonl:2:"), "{e}");
+}
+
+#[test]
+fn csv_and_human_render_every_row() {
+    let mut b = Summary::builder();
+    b.add_json_lines("x", &sample().join("\n")).unwrap();
+    let s = b.finish();
+    let csv = s.render_csv();
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 1 + s.signatures.len() + 2 + 2);
+    assert!(rows[1].starts_with("signature,a.x,c,2,2,3,a.log,c.log,,"));
+    assert!(csv.contains("error,,,,,,,,d.log,d.log: gzip stream: corrupt\n"));
+    assert_eq!(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
+    let human = s.render_human();
+    assert!(human.starts_with("6 inputs: 3 diagnosed, 2 without a diagnosis, 1 failed"));
+    assert!(human.contains("Inputs without a diagnosis (2):\n  b.log\n  f.log\n"));
+    assert!(
+        human.contains("\n  d.log: gzip stream: corrupt\n"),
+        "{human}"
+    );
+}
+
+#[test]
+fn csv_cells_from_logs_cannot_start_a_formula() {
+    let lines = [
+        line("=HYPERLINK(\"http://x\").log", None, &[("a.x", "cause", 1)]),
+        line("+1.log", Some("@SUM(A1) failed"), &[]),
+        line("-2.log", None, &[]),
+        line("\tt.log", None, &[]),
+        line("\rr.log", None, &[]),
+        line("ok-=.log", None, &[]),
+    ];
+    let mut b = Summary::builder();
+    b.add_json_lines("x", &lines.join("\n")).unwrap();
+    let csv = b.finish().render_csv();
+    for cell in csv.lines().skip(1).flat_map(|l| l.split(',')) {
+        let cell = cell.trim_start_matches('"');
+        assert!(
+            !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+            "{cell:?} in\n{csv}"
+        );
+    }
+    assert!(csv.contains(",'+1.log,'@SUM(A1) failed\n"), "{csv}");
+    assert!(csv.contains(",ok-=.log,"), "{csv}");
+    assert!(
+        csv.contains("\"'=HYPERLINK(\"\"http://x\"\").log\""),
+        "{csv}"
+    );
+}
