@@ -6,9 +6,9 @@ use std::path::Path;
 
 use aho_corasick::{packed, AhoCorasick, MatchKind};
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use faultline::compile::archive::MAX_DFA_BYTES;
-use faultline::signature::load_dir;
+use faultline::load_dir;
 use faultline::Database;
+use faultline::MAX_DFA_BYTES;
 
 fn load(c: &mut Criterion) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures");

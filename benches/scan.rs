@@ -3,10 +3,10 @@
 //! `cargo bench --bench scan` (set `FAULTLINE_BENCH_MIB` to change the 64 MiB input).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use faultline::scan::{scan_slice, ScanOptions};
-use faultline::synth::{LogGen, SynthOptions};
 use faultline::Database;
 use faultline::EmbeddedDatabase;
+use faultline::{scan_slice, ScanOptions};
+use faultline::{LogGen, SynthOptions};
 
 /// The bench input: a deterministic serving log with the signatures' examples as rare
 /// failures; `non_ascii` is the share of lines with progress bars or multilingual prompts.
@@ -15,7 +15,7 @@ fn log(non_ascii: f64) -> Vec<u8> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(64);
-    let failures = faultline::compile::embedded_set()
+    let failures = faultline::embedded_signature_set()
         .map(|s| {
             s.signatures
                 .iter()
@@ -89,7 +89,7 @@ fn confirm(c: &mut Criterion) {
 }
 
 fn compile(c: &mut Criterion) {
-    let set = match faultline::compile::embedded_set() {
+    let set = match faultline::embedded_signature_set() {
         Ok(s) => s,
         Err(e) => panic!("embedded signatures: {e}"),
     };

@@ -10,7 +10,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use faultline::synth::{LogGen, SynthOptions};
+use faultline::{LogGen, SynthOptions};
 
 fn parse_size(s: &str) -> Option<u64> {
     let (num, mul) = match s.as_bytes().last()? {
@@ -49,7 +49,7 @@ fn main() -> ExitCode {
             _ => return usage(&format!("unknown argument {a:?}")),
         }
     }
-    opts.failures = match faultline::compile::embedded_set() {
+    opts.failures = match faultline::embedded_signature_set() {
         Ok(set) => set
             .signatures
             .iter()

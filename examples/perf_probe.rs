@@ -8,8 +8,8 @@
 use faultline::EmbeddedDatabase;
 use std::process::ExitCode;
 
-use faultline::scan::{scan_slice, ScanOptions};
 use faultline::Database;
+use faultline::{scan_slice, ScanOptions};
 
 #[inline(never)]
 fn probe_scan(db: &Database, buf: &[u8]) -> u64 {
@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     if mode == "compile" {
         // Database compile time of the embedded set (the file argument is ignored).
         let t = std::time::Instant::now();
-        let anchors = faultline::compile::embedded_set()
+        let anchors = faultline::embedded_signature_set()
             .and_then(|s| Database::compile(&s))
             .map(|d| d.anchors().0.len());
         eprintln!("compile: {:?}, anchors: {anchors:?}", t.elapsed());

@@ -3,8 +3,8 @@
 //! `faultline bench --corpus`, `faultline db diff --corpus` and the accuracy tests.
 //!
 //! ```
-//! use faultline::corpus::{Case, Expectation};
-//! use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database, EmbeddedDatabase};
+//! use faultline::{Case, Expectation};
+//! use faultline::{analyze_input, AnalyzeOptions, Database, EmbeddedDatabase, Input, ScanOptions};
 //! use std::path::Path;
 //!
 //! let case = Case::from_sidecar_text(

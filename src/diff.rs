@@ -89,8 +89,8 @@ fn changed_fields(a: &Signature, b: &Signature) -> Vec<String> {
 /// Compares two loaded sets by id.
 ///
 /// ```
-/// use faultline::diff::diff_sets;
-/// use faultline::signature::{load_sources, SourceFile};
+/// use faultline::diff_sets;
+/// use faultline::{load_sources, SourceFile};
 /// use std::path::PathBuf;
 ///
 /// let set = |version: &str, title: &str| load_sources(vec![

@@ -30,69 +30,94 @@
 
 #![deny(missing_docs, missing_debug_implementations)]
 
-// The modules are not the face: everything a crate user calls is re-exported below. They stay
-// reachable (hidden from the docs) for this crate's binary, tests, benches and fuzz targets,
-// which reach internals such as the chunked scanner and the corpus reader.
-#[doc(hidden)]
-pub mod analyze;
-#[doc(hidden)]
-pub mod bench;
-#[doc(hidden)]
-pub mod corpus;
-#[doc(hidden)]
-pub mod diff;
+// The modules are private: everything a crate user (this package's binary, the Python
+// package, tests, benches, fuzz targets and tools included) calls is re-exported below.
+mod analyze;
+mod bench;
+mod corpus;
+mod diff;
 mod embedded;
-#[doc(hidden)]
-pub mod report;
-#[doc(hidden)]
-pub mod sanitize;
-#[doc(hidden)]
-pub mod scan;
-#[doc(hidden)]
-pub mod summary;
+mod report;
+mod sanitize;
+mod scan;
+mod summary;
 
-/// The signature format, its compiler and the compiled database live in the `faultline-db`
-/// crate; these re-exports keep their module paths under `faultline::`.
-#[doc(hidden)]
-pub use faultline_db::{error, signature, synth};
+// The signature format, its compiler and the compiled database live in the `faultline-db`
+// crate; these keep their module paths under `crate::` for the modules above.
+#[cfg(test)]
+use faultline_db::synth;
+use faultline_db::{error, signature};
 
 /// From a signature set to a [`Database`] (re-exported from `faultline-db`), and the set
 /// built into this crate.
-#[doc(hidden)]
-pub mod compile {
+mod compile {
     pub use crate::embedded::signature_set as embedded_set;
     pub use faultline_db::compile::*;
 }
 
 // The face.
 
+/// Line structure: a raw line's process tag, level, timestamp and message, and the key
+/// findings fold by.
+pub use analyze::line::{mask as fold_key, parse as parse_line, LineInfo};
 /// Analysis: from an input to a ranked [`Report`].
 pub use analyze::{
     analyze_input, analyze_path, failed_input_report, AnalyzeOptions, Analyzer,
     DEFAULT_MAX_FINDINGS,
 };
 /// A signature set's cost profile over a corpus: throughput, per-signature confirm cost,
-/// top-1 accuracy (`faultline bench` prints it as tables).
-pub use bench::{run as profile_corpus, Accuracy, BenchOptions, Corpus, Cost, SetBench};
-/// The compiled signature database and the one built into this crate.
-pub use compile::{Database, SignatureInfo};
+/// top-1 accuracy (`faultline bench` prints it as tables), and the verdict on two sets.
+pub use bench::{
+    run as profile_corpus, run_all as profile_corpus_sets, verdict as compare_pass_times, Accuracy,
+    BenchOptions, CategoryAccuracy, Corpus, Cost, Miss, SetBench, Verdict, MIN_EFFECT,
+};
+/// The compiled signature database, its archive, and the one built into this crate.
+pub use compile::{embedded_set as embedded_signature_set, unnamed, Database, SignatureInfo};
+/// A corpus of logs with their expected answers (`NAME.expect.toml` sidecars).
+pub use corpus::{
+    load_dir as load_corpus, log_files as corpus_logs, Case, Expectation, Outcome, LOG_SUFFIXES,
+    SIDECAR_SUFFIX,
+};
+/// What changed between two signature sets, and how their first findings differ on a corpus.
+pub use diff::{
+    diff_corpus, diff_sets, Changed, FindingChange, FirstFinding, Removed, SetDiff, MEANING_FIELDS,
+};
 pub use embedded::EmbeddedDatabase;
 /// Typed errors.
 pub use error::{
     ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Location, Problem, Result, Usage,
 };
-/// The report of one input and its parts (the JSON contract).
+/// The compiled database as a file.
+pub use faultline_db::database::archive::{
+    Archive, FORMAT as ARCHIVE_FORMAT, MAGIC as ARCHIVE_MAGIC, MAX_DFA_BYTES,
+};
+/// The deterministic serving-log generator (benchmarks, tests, tools).
+pub use faultline_db::synth::{LogGen, SynthOptions};
+/// The report of one input and its parts (the JSON contract), and its human rendering.
 pub use report::{
     raw_path, render_human, render_human_with_hints, Counts, DatabaseRef, Finding, FindingRole,
-    HumanHints, MatchedLine, Report, SCHEMA_VERSION,
+    HumanHints, MatchedLine, Report, MAX_PROCESSES_LISTED, SCHEMA_VERSION,
 };
-/// Inputs and scan options; the parallel directory walk of a sweep.
+/// Text made safe for a terminal (control characters escaped).
+pub use sanitize::{
+    terminal as terminal_safe, terminal_bytes as terminal_safe_bytes,
+    terminal_lines as terminal_safe_lines,
+};
+/// Inputs, scan options and the scanner; the parallel directory walk of a sweep.
 pub use scan::walk::{walk, Entry, Shard, SkipReason, WalkOptions};
-pub use scan::{open, Input, InputKind, ScanOptions, MAX_THREADS};
-/// Signature files: load a directory, the set, its enums.
-pub use signature::{load_dir, Role, Severity, SignatureSet};
+pub use scan::{
+    open, scan_reader, scan_slice, Hit, Input, InputKind, ScanOptions, ScanStats, CONTEXT_LINES,
+    MAX_THREADS, WINDOW_OVERLAP,
+};
+/// Signature files: load a directory or sources, the set and its parts.
+pub use signature::{
+    load_dir, load_sources, DbInfo, Located, Role, Severity, Signature, SignatureSet, SourceFile,
+    Span,
+};
 /// Many reports as one table per signature.
-pub use summary::{table, Summary, SummaryBuilder};
+pub use summary::{
+    table, FailedInput, RepeatedInput, SignatureRow, Summary, SummaryBuilder, UNCLASSIFIED,
+};
 
 // Here rather than beside the type, whose fields are the analysis' own.
 impl std::fmt::Debug for Analyzer<'_> {

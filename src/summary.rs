@@ -10,7 +10,7 @@
 //! `sum(first_findings) == diagnosed` and `diagnosed + undiagnosed + failed == inputs`.
 //!
 //! ```
-//! use faultline::summary::Summary;
+//! use faultline::Summary;
 //!
 //! let shard1 = r#"{"input":"b.log","error":null,"binary":false,"bytes":10,"lines":1,"findings":[{"signature":"pytorch.cuda.oom","role":"cause","title":"CUDA out of memory","category":"cuda-oom","count":2}]}"#;
 //! let shard2 = r#"{"input":"a.log","error":null,"binary":false,"bytes":5,"lines":1,"findings":[]}"#;

@@ -7,9 +7,9 @@ use faultline::EmbeddedDatabase;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use faultline::scan::{scan_slice, Hit, ScanOptions, ScanStats};
-use faultline::synth::{LogGen, SynthOptions};
 use faultline::Database;
+use faultline::{scan_slice, Hit, ScanOptions, ScanStats};
+use faultline::{LogGen, SynthOptions};
 use rayon::prelude::*;
 
 fn scan(buf: &[u8], opts: &ScanOptions) -> (Vec<Hit>, ScanStats) {

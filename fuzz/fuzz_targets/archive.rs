@@ -7,8 +7,8 @@
 //! matcher rebuild then see the fuzzer's bytes too.
 #![no_main]
 
-use faultline::compile::archive::{FORMAT, MAGIC};
-use faultline::scan::{scan_slice, ScanOptions};
+use faultline::{ARCHIVE_FORMAT as FORMAT, ARCHIVE_MAGIC as MAGIC};
+use faultline::{scan_slice, ScanOptions};
 use faultline::Database;
 use libfuzzer_sys::fuzz_target;
 

@@ -8,9 +8,9 @@
 
 use std::path::Path;
 
-use faultline::analyze::{analyze_input, AnalyzeOptions};
-use faultline::report::render_human;
-use faultline::scan::{scan_reader, scan_slice, Hit, Input, ScanOptions, ScanStats};
+use faultline::{analyze_input, AnalyzeOptions};
+use faultline::render_human;
+use faultline::{scan_reader, scan_slice, Hit, Input, ScanOptions, ScanStats};
 use faultline::{Database, EmbeddedDatabase};
 use libfuzzer_sys::fuzz_target;
 

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use faultline::signature::{load_sources, SourceFile};
+use faultline::{load_sources, SourceFile};
 use faultline::{Database, Error};
 use libfuzzer_sys::fuzz_target;
 

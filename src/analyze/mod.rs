@@ -1285,7 +1285,7 @@ fn why(g: &Group, by_time: bool, runs: u32) -> String {
 /// Scans one input with `db` and analyses it: the whole pipeline in one call.
 ///
 /// ```
-/// use faultline::{analyze::{analyze_input, AnalyzeOptions}, scan::{Input, ScanOptions}, Database, EmbeddedDatabase};
+/// use faultline::{analyze_input, AnalyzeOptions, Database, EmbeddedDatabase, Input, ScanOptions};
 /// use std::path::Path;
 ///
 /// let log = b"(Worker_TP0 pid=7) INFO 02-20 21:35:48 [cuda.py:456] Using backend AttentionBackendEnum.FLASH_ATTN for vit attention\nModuleNotFoundError: No module named 'flash_attn'\n".to_vec();

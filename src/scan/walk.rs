@@ -20,7 +20,7 @@ use crate::error::{Error, Result, Usage};
 /// agrees on the split without coordination, whatever the absolute mount point.
 ///
 /// ```
-/// use faultline::scan::walk::Shard;
+/// use faultline::Shard;
 ///
 /// let shards: Vec<Shard> = (1..=3).map(|i| format!("{i}/3").parse().unwrap()).collect();
 /// let owners = shards.iter().filter(|s| s.contains("2026-11/run-17.log")).count();

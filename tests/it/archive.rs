@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use faultline::compile::archive::{FORMAT, MAGIC, MAX_DFA_BYTES};
-use faultline::compile::embedded_set;
-use faultline::signature::SignatureSet;
+use faultline::embedded_signature_set;
+use faultline::SignatureSet;
 use faultline::{Database, Error};
+use faultline::{ARCHIVE_FORMAT as FORMAT, ARCHIVE_MAGIC as MAGIC, MAX_DFA_BYTES};
 use proptest::prelude::*;
 
 const HEADER: usize = 32;
@@ -83,7 +83,7 @@ fn assert_same(a: &Database, b: &Database, lines: &[Vec<u8>]) {
 
 fn full_set() -> &'static SignatureSet {
     static SET: OnceLock<SignatureSet> = OnceLock::new();
-    SET.get_or_init(|| embedded_set().unwrap())
+    SET.get_or_init(|| embedded_signature_set().unwrap())
 }
 
 #[test]
@@ -303,8 +303,8 @@ fn small_db() -> &'static Database {
     DB.get_or_init(|| Database::compile(small_set()).unwrap())
 }
 
-fn small() -> &'static faultline::compile::archive::Archive {
-    static A: OnceLock<faultline::compile::archive::Archive> = OnceLock::new();
+fn small() -> &'static faultline::Archive {
+    static A: OnceLock<faultline::Archive> = OnceLock::new();
     A.get_or_init(|| small_db().to_archive(MAX_DFA_BYTES).unwrap())
 }
 

@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use faultline::analyze::{analyze_input, AnalyzeOptions};
-use faultline::scan::{Input, ScanOptions};
 use faultline::Database;
+use faultline::{analyze_input, AnalyzeOptions};
+use faultline::{Input, ScanOptions};
 use serde_json::Value;
 
 use crate::common::{faultline, stderr, stdout};
@@ -509,10 +509,9 @@ fn db_diff_from_the_previous_release_makes_no_diagnosis_worse() {
     );
 
     let corpus = &v["corpus"];
-    let logs =
-        faultline::corpus::log_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
-            .unwrap()
-            .len() as u64;
+    let logs = faultline::corpus_logs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
+        .unwrap()
+        .len() as u64;
     assert!(logs > 0);
     assert_eq!(corpus["inputs"].as_u64(), Some(logs), "{corpus}");
     assert_eq!(

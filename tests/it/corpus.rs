@@ -4,13 +4,13 @@
 use faultline::EmbeddedDatabase;
 use std::path::Path;
 
-use faultline::analyze::{analyze_input, AnalyzeOptions};
-use faultline::corpus::{load_dir, Case};
-use faultline::scan::{open, Input, ScanOptions};
 use faultline::Database;
+use faultline::{analyze_input, AnalyzeOptions};
+use faultline::{load_corpus, Case};
+use faultline::{open, Input, ScanOptions};
 
 fn cases() -> Vec<Case> {
-    let cases = load_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
+    let cases = load_corpus(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
         .unwrap_or_else(|e| panic!("{e}"));
     assert!(cases.len() >= 30, "the corpus holds {} logs", cases.len());
     cases
@@ -119,7 +119,7 @@ fn corpus_findings_do_not_depend_on_chunking_threads_or_streaming() {
 #[test]
 fn pending_corpus_is_scored_and_reported() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus-pending");
-    let cases = load_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
+    let cases = load_corpus(&dir).unwrap_or_else(|e| panic!("{e}"));
     let db = Database::embedded();
     let mut passed = 0;
     for case in &cases {

@@ -3,11 +3,11 @@
 //! appended after a failed one (after the server's banner or a torch elastic restart) keeps
 //! the failure (in run 1) and the failed status.
 
-use faultline::analyze::{analyze_input, AnalyzeOptions};
-use faultline::report::Report;
-use faultline::scan::{Input, ScanOptions};
 use faultline::Database;
 use faultline::EmbeddedDatabase;
+use faultline::Report;
+use faultline::{analyze_input, AnalyzeOptions};
+use faultline::{Input, ScanOptions};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -133,7 +133,7 @@ proptest! {
         let (a, b) = (&one.findings[0], &two.findings[0]);
         prop_assert_eq!((&a.text, a.line, a.run), (&b.text, b.line, 1));
         prop_assert!(b.is_failure());
-        let text = faultline::report::render_human(&two, false);
+        let text = faultline::render_human(&two, false);
         prop_assert!(text.contains("run 1 of 2 failed; the last run shows no failure"), "{}", text);
     }
 }

@@ -5,9 +5,9 @@ use faultline::EmbeddedDatabase;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use faultline::analyze::{analyze_input, line, AnalyzeOptions};
-use faultline::scan::{Input, ScanOptions};
 use faultline::Database;
+use faultline::{analyze_input, fold_key, parse_line, AnalyzeOptions};
+use faultline::{Input, ScanOptions};
 use proptest::prelude::*;
 
 /// The example log's lines grouped by process tag, each group in its own order.
@@ -15,7 +15,7 @@ fn streams(path: &str) -> Vec<Vec<String>> {
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap();
     let mut by: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for l in text.lines() {
-        let p = line::parse(l.as_bytes()).process.unwrap_or_default();
+        let p = parse_line(l.as_bytes()).process.unwrap_or_default();
         by.entry(p).or_default().push(l.to_string());
     }
     by.into_values().collect()
@@ -50,7 +50,7 @@ fn first_key(log: String) -> (Option<String>, String) {
     let f = &r.findings[0];
     (
         f.signature.clone(),
-        line::mask(&line::parse(f.text.as_bytes()).message),
+        fold_key(&parse_line(f.text.as_bytes()).message),
     )
 }
 

@@ -7,9 +7,9 @@
 use faultline::EmbeddedDatabase;
 use std::sync::OnceLock;
 
-use faultline::compile::embedded_set;
-use faultline::scan::{scan_reader, scan_slice, Hit, ScanOptions, ScanStats};
+use faultline::embedded_signature_set;
 use faultline::Database;
+use faultline::{scan_reader, scan_slice, Hit, ScanOptions, ScanStats};
 use proptest::prelude::*;
 
 fn db() -> &'static Database {
@@ -20,7 +20,7 @@ fn db() -> &'static Database {
 fn examples() -> &'static [(u32, String)] {
     static EXAMPLES: OnceLock<Vec<(u32, String)>> = OnceLock::new();
     EXAMPLES.get_or_init(|| {
-        let set = embedded_set().expect("embedded set");
+        let set = embedded_signature_set().expect("embedded set");
         set.signatures
             .iter()
             .enumerate()

@@ -1,8 +1,8 @@
 //! The shipped signature database: it loads, compiles, and every signature carries examples
 //! and counterexamples that the compiler checks through the full scan pipeline.
 
-use faultline::compile::embedded_set;
-use faultline::signature::load_dir;
+use faultline::embedded_signature_set;
+use faultline::load_dir;
 use faultline::Database;
 use faultline::EmbeddedDatabase;
 use std::path::Path;
@@ -27,7 +27,7 @@ fn shipped_signatures_check() {
 fn embedded_set_is_the_shipped_directory() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures");
     let shipped = load_dir(&dir).unwrap();
-    let embedded = embedded_set().unwrap();
+    let embedded = embedded_signature_set().unwrap();
     assert_eq!(shipped.signatures.len(), embedded.signatures.len());
     assert_eq!(shipped.info, embedded.info);
     assert_eq!(
@@ -39,7 +39,7 @@ fn embedded_set_is_the_shipped_directory() {
 #[test]
 fn every_example_is_found_by_a_scan_with_its_line_number() {
     let db = Database::embedded();
-    let set = embedded_set().unwrap();
+    let set = embedded_signature_set().unwrap();
     let mut log = Vec::new();
     let mut expected = Vec::new();
     for (i, s) in set.signatures.iter().enumerate() {
@@ -51,12 +51,9 @@ fn every_example_is_found_by_a_scan_with_its_line_number() {
         }
     }
     let mut hits = Vec::new();
-    faultline::scan::scan_slice(
-        db,
-        &log,
-        &faultline::scan::ScanOptions::default(),
-        &mut |h| hits.push(h),
-    );
+    faultline::scan_slice(db, &log, &faultline::ScanOptions::default(), &mut |h| {
+        hits.push(h)
+    });
     for (line, sig) in expected {
         let hit = hits
             .iter()

@@ -237,7 +237,7 @@ counterexamples = ["nothing"]
 "#,
     )
     .unwrap();
-    let e = faultline::signature::load_dir(dir.path()).unwrap_err();
+    let e = faultline::load_dir(dir.path()).unwrap_err();
     let faultline::Error::Signatures { problems } = &e else {
         panic!("{e}")
     };

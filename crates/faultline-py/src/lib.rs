@@ -10,14 +10,12 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use faultline::analyze::{
-    analyze_input, analyze_path, failed_input_report, AnalyzeOptions, Analyzer,
-};
-use faultline::scan::walk::{walk, Entry, WalkOptions};
-use faultline::scan::{Input, InputKind, ScanOptions, MAX_THREADS};
-use faultline::summary::Summary;
 use faultline::EmbeddedDatabase;
+use faultline::Summary;
+use faultline::{analyze_input, analyze_path, failed_input_report, AnalyzeOptions, Analyzer};
+use faultline::{walk, Entry, WalkOptions};
 use faultline::{Database, Error};
+use faultline::{Input, InputKind, ScanOptions, MAX_THREADS};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes};
@@ -233,9 +231,7 @@ impl PyDatabase {
     #[staticmethod]
     fn from_dir(py: Python<'_>, path: PathBuf) -> PyResult<PyDatabase> {
         let db = py
-            .allow_threads(|| {
-                faultline::signature::load_dir(&path).and_then(|set| Database::compile(&set))
-            })
+            .allow_threads(|| faultline::load_dir(&path).and_then(|set| Database::compile(&set)))
             .map_err(|e| to_py(py, e))?;
         Ok(PyDatabase {
             db: Db::Owned(Arc::new(db)),
@@ -296,7 +292,7 @@ impl PyDatabase {
         let opts = analyze_options(all, max_findings)?;
         let db = self.db.get();
         py.allow_threads(|| {
-            let input = faultline::scan::open(&path)?;
+            let input = faultline::open(&path)?;
             Ok(analyze_input(db, input, &scan, opts).to_json_line())
         })
         .map_err(|e| to_py(py, e))
@@ -536,6 +532,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render_summary, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_THREADS", MAX_THREADS)?;
-    m.add("SCHEMA_VERSION", faultline::report::SCHEMA_VERSION)?;
+    m.add("SCHEMA_VERSION", faultline::SCHEMA_VERSION)?;
     Ok(())
 }

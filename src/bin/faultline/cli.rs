@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use faultline::scan::walk::Entry;
+use faultline::Entry;
 
 /// The smallest `--max-line-bytes`: the scanner's window seam is 4 KiB, and a finding's text
 /// must hold at least one whole ordinary line.

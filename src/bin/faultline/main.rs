@@ -9,15 +9,17 @@ use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 
-use faultline::analyze::{analyze_path, failed_input_report, AnalyzeOptions};
-use faultline::bench::{self, BenchOptions, Corpus};
-use faultline::compile::archive::{Archive, FORMAT, MAX_DFA_BYTES};
-use faultline::report::{render_human_with_hints, HumanHints, Report};
-use faultline::scan::walk::{walk, Entry, Shard, SkipReason, WalkOptions};
-use faultline::scan::{ScanOptions, MAX_THREADS};
-use faultline::signature::{load_dir, SignatureSet};
-use faultline::summary::{Summary, SummaryBuilder};
-use faultline::{diff, Database, EmbeddedDatabase, Error, Usage};
+use faultline::{analyze_path, failed_input_report, AnalyzeOptions};
+use faultline::{
+    diff_corpus, diff_sets, profile_corpus_sets, Database, EmbeddedDatabase, Error, SetBench, Usage,
+};
+use faultline::{load_dir, SignatureSet};
+use faultline::{render_human_with_hints, HumanHints, Report};
+use faultline::{walk, Entry, Shard, SkipReason, WalkOptions};
+use faultline::{Archive, ARCHIVE_FORMAT as FORMAT, MAX_DFA_BYTES};
+use faultline::{BenchOptions, Corpus};
+use faultline::{ScanOptions, MAX_THREADS};
+use faultline::{Summary, SummaryBuilder};
 
 mod cli;
 mod output;
@@ -130,7 +132,7 @@ struct ScanArgs {
     max_line_bytes: usize,
     /// Most findings per report (0: no limit); past it the lowest-ranked are left out and
     /// counted in `findings_omitted`, never a fatal cause for a lower finding.
-    #[arg(long, value_name = "N", default_value_t = faultline::analyze::DEFAULT_MAX_FINDINGS)]
+    #[arg(long, value_name = "N", default_value_t = faultline::DEFAULT_MAX_FINDINGS)]
     max_findings: usize,
     /// In directories, scan only files matching GLOB (repeatable; without `/` it matches the
     /// file name, with `/` the path below the directory).
@@ -287,7 +289,7 @@ fn out(text: &str) {
 /// [`out`] for a human-readable table or account whose cells come from outside (titles,
 /// paths, literals, log lines): every character a terminal would obey is shown escaped.
 fn out_human(text: &str) {
-    out(&faultline::sanitize::terminal_lines(text));
+    out(&faultline::terminal_safe_lines(text));
 }
 
 /// Writes one line to stderr, every character a terminal would obey shown escaped (paths and
@@ -295,7 +297,7 @@ fn out_human(text: &str) {
 /// failing stderr (`2>&1 | head -1`) is ignored: the run goes on and its exit status is
 /// unchanged.
 fn note(line: &str) {
-    let line = faultline::sanitize::terminal(line);
+    let line = faultline::terminal_safe(line);
     let mut stderr = io::stderr().lock();
     let _ = stderr
         .write_all(line.as_bytes())
@@ -585,7 +587,7 @@ fn run_bench(args: BenchArgs) -> Result<u8, Error> {
         scan: ScanOptions::default(),
     };
     // The sets' timed passes alternate, so that both see the same load.
-    let sets: Vec<bench::SetBench> = bench::run_all(&dbs, &corpus, &opts);
+    let sets: Vec<SetBench> = profile_corpus_sets(&dbs, &corpus, &opts);
     let mut labels = vec![cli::set_label(
         args.set.db.as_deref(),
         args.set.signatures.as_deref(),
@@ -628,13 +630,12 @@ fn run_diff(
     format: TextOrJson,
 ) -> Result<u8, Error> {
     let (a, b) = (load_dir(old)?, load_dir(new)?);
-    let d = diff::diff_sets(&a, &b);
+    let d = diff_sets(&a, &b);
     let mut corpus_part = None;
     if let Some(dir) = corpus {
         let c = Corpus::load(dir)?;
         let (da, db) = (Database::compile(&a)?, Database::compile(&b)?);
-        let (changes, errors) =
-            diff::diff_corpus(&da, &db, &c.logs, &c.cases, &ScanOptions::default());
+        let (changes, errors) = diff_corpus(&da, &db, &c.logs, &c.cases, &ScanOptions::default());
         corpus_part = Some((c.logs.len(), changes, errors));
     }
     let errored = corpus_part.as_ref().is_some_and(|(_, _, e)| !e.is_empty());
@@ -664,7 +665,7 @@ const COMMON_PER_MIB: f64 = 1.0;
 fn set_or_embedded(dir: Option<&std::path::Path>) -> Result<SignatureSet, Error> {
     match dir {
         Some(d) => load_dir(d),
-        None => faultline::compile::embedded_set(),
+        None => faultline::embedded_signature_set(),
     }
 }
 
@@ -777,7 +778,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                         s.role.as_str(),
                         s.severity.as_str(),
                         s.category,
-                        faultline::sanitize::terminal(&s.title)
+                        faultline::terminal_safe(&s.title)
                     )),
                 }
                 text.push('\n');
@@ -791,7 +792,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             for p in db.pattern_sources() {
                 match format {
                     ExportFormat::Patterns => text.push_str(p),
-                    ExportFormat::PatternsUnnamed => text.push_str(&faultline::compile::unnamed(p)),
+                    ExportFormat::PatternsUnnamed => text.push_str(&faultline::unnamed(p)),
                 }
                 text.push('\n');
             }

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use faultline::bench::{self, SetBench};
-use faultline::diff::{FindingChange, FirstFinding, SetDiff};
 use faultline::table;
+use faultline::{compare_pass_times, SetBench};
+use faultline::{FindingChange, FirstFinding, SetDiff};
 
 fn ratio(a: f64, b: f64) -> String {
     if b > 0.0 {
@@ -146,7 +146,7 @@ pub fn bench_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> St
     if two {
         let _ = writeln!(out, "(ratio: {} / {})", labels[0], labels[1]);
         if let [a, b, ..] = sets {
-            let v = bench::verdict(&a.pass_seconds, &b.pass_seconds);
+            let v = compare_pass_times(&a.pass_seconds, &b.pass_seconds);
             let _ = writeln!(out, "difference: {}", v.describe("A", "B"));
         }
     }
@@ -221,10 +221,10 @@ pub fn bench_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> St
 
 /// The benchmark as one JSON object: `sets` (one or two [`SetBench`]) and, with two sets,
 /// `ratio` (first / second) of throughput, lines/s and accuracy, and `verdict` (the
-/// [`faultline::bench::Verdict`] on the paired pass times; null for one set).
+/// [`faultline::Verdict`] on the paired pass times; null for one set).
 pub fn bench_json(sets: &[SetBench]) -> String {
     let v = match sets {
-        [a, b] => serde_json::to_value(bench::verdict(&a.pass_seconds, &b.pass_seconds))
+        [a, b] => serde_json::to_value(compare_pass_times(&a.pass_seconds, &b.pass_seconds))
             .unwrap_or(serde_json::Value::Null),
         _ => serde_json::Value::Null,
     };
@@ -330,9 +330,9 @@ pub fn corpus_changes_human(changes: &[FindingChange], inputs: usize, errors: &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use faultline::bench::{run, BenchOptions, Corpus};
-    use faultline::diff::diff_sets;
-    use faultline::signature::{load_sources, SourceFile};
+    use faultline::diff_sets;
+    use faultline::{load_sources, SourceFile};
+    use faultline::{profile_corpus, BenchOptions, Corpus};
     use faultline::{Database, EmbeddedDatabase};
     use std::path::{Path, PathBuf};
     use std::time::Duration;
@@ -345,7 +345,7 @@ mod tests {
             min_time: Duration::ZERO,
             ..BenchOptions::default()
         };
-        let b = run(Database::embedded(), &c, &opts);
+        let b = profile_corpus(Database::embedded(), &c, &opts);
         let text = bench_labeled(&[b.clone(), b.clone()], &[], true);
         assert!(text.contains("top-1 accuracy"), "{text}");
         assert!(text.contains("1.00x"), "{text}");
@@ -353,7 +353,7 @@ mod tests {
         assert_eq!(v["sets"].as_array().unwrap().len(), 1);
     }
 
-    fn set(retired: &str, sigs: &[(&str, u32, &str)]) -> faultline::signature::SignatureSet {
+    fn set(retired: &str, sigs: &[(&str, u32, &str)]) -> faultline::SignatureSet {
         let mut text = String::new();
         for (id, rev, pattern) in sigs {
             text.push_str(&format!(
