@@ -1,6 +1,8 @@
 //! From a [`SignatureSet`] to a ready-to-scan [`Database`]: pattern checks, literal
 //! extraction, the two-stage matcher, and every example and counterexample run through it.
 
+pub mod anchors;
+mod buckets;
 pub mod literals;
 
 use std::sync::OnceLock;
@@ -246,7 +248,7 @@ impl Database {
             required.push(req);
         }
         let members = crate::database::matcher::distinct_members(&required);
-        let choice = literals::choose_anchors(&members);
+        let choice = anchors::choose_anchors(&members);
         let matcher = Matcher::build(compiled, &required, (choice.anchors, choice.per_mib), None)
             .map_err(Error::Limit)?;
         let capture_regexes = (0..pattern_sources.len())
@@ -309,11 +311,11 @@ impl Database {
     }
 
     /// What the prefilter is expected to cost, measured on a generated healthy serving log
-    /// ([`literals::background`]): the share of lines handed to confirmation, the anchors
+    /// ([`anchors::background`]): the share of lines handed to confirmation, the anchors
     /// seen more than `per_mib` times per MiB, and the patterns whose own required literals
     /// are that common (every line holding one must be confirmed, whatever the anchors).
     pub fn prefilter_load(&self, per_mib: f64) -> PrefilterLoad {
-        let sample = literals::background();
+        let sample = anchors::background();
         let profile = self.matcher.candidate_profile(sample);
         let mib = sample.len() as f64 / (1 << 20) as f64;
         let anchors = self
