@@ -71,6 +71,9 @@ fn placeholders(text: &str) -> Vec<&str> {
     out
 }
 
+/// The database hash: everything a compiled archive's bytes depend on besides the compiler's
+/// code. The signature files (by name and text), the built-in markers' patterns, the
+/// sample text anchor choice counts frequencies on ([`anchors::SAMPLE`]) and the archive format.
 fn content_hash(set: &SignatureSet) -> String {
     let mut files: Vec<_> = set.files.iter().collect();
     files.sort_by(|a, b| a.path.file_name().cmp(&b.path.file_name()));
@@ -86,6 +89,13 @@ fn content_hash(set: &SignatureSet) -> String {
         h.update(f.text.as_bytes());
         h.update(&[0]);
     }
+    for (_, pattern) in MARKERS {
+        h.update(pattern.as_bytes());
+        h.update(&[0]);
+    }
+    h.update(anchors::SAMPLE);
+    h.update(&[0]);
+    h.update(&archive::FORMAT.to_le_bytes());
     format!("{:016x}", h.digest())
 }
 
