@@ -1,6 +1,8 @@
 //! From a [`SignatureSet`] to a ready-to-scan [`Database`]: pattern checks, literal
 //! extraction, the two-stage matcher, and every example and counterexample run through it.
 
+pub mod anchors;
+mod buckets;
 pub mod literals;
 
 use std::sync::OnceLock;
@@ -69,6 +71,9 @@ fn placeholders(text: &str) -> Vec<&str> {
     out
 }
 
+/// The database hash: everything a compiled archive's bytes depend on besides the compiler's
+/// code. The signature files (by name and text), the built-in markers' patterns, the
+/// sample text anchor choice counts frequencies on ([`anchors::SAMPLE`]) and the archive format.
 fn content_hash(set: &SignatureSet) -> String {
     let mut files: Vec<_> = set.files.iter().collect();
     files.sort_by(|a, b| a.path.file_name().cmp(&b.path.file_name()));
@@ -84,6 +89,13 @@ fn content_hash(set: &SignatureSet) -> String {
         h.update(f.text.as_bytes());
         h.update(&[0]);
     }
+    for (_, pattern) in MARKERS {
+        h.update(pattern.as_bytes());
+        h.update(&[0]);
+    }
+    h.update(anchors::SAMPLE);
+    h.update(&[0]);
+    h.update(&archive::FORMAT.to_le_bytes());
     format!("{:016x}", h.digest())
 }
 
@@ -245,7 +257,7 @@ impl Database {
             required.push(req);
         }
         let members = crate::database::matcher::distinct_members(&required);
-        let choice = literals::choose_anchors(&members);
+        let choice = anchors::choose_anchors(&members);
         let matcher = Matcher::build(compiled, &required, (choice.anchors, choice.per_mib), None)
             .map_err(Limit::Matcher)?;
         let capture_regexes = (0..pattern_sources.len())
@@ -308,11 +320,11 @@ impl Database {
     }
 
     /// What the prefilter is expected to cost, measured on a generated healthy serving log
-    /// ([`literals::background`]): the share of lines handed to confirmation, the anchors
+    /// ([`anchors::background`]): the share of lines handed to confirmation, the anchors
     /// seen more than `per_mib` times per MiB, and the patterns whose own required literals
     /// are that common (every line holding one must be confirmed, whatever the anchors).
     pub fn prefilter_load(&self, per_mib: f64) -> PrefilterLoad {
-        let sample = literals::background();
+        let sample = anchors::background();
         let profile = self.matcher.candidate_profile(sample);
         let mib = sample.len() as f64 / (1 << 20) as f64;
         let anchors = self

@@ -270,7 +270,7 @@ impl LineMatch {
 pub struct Matcher {
     prefilter: Prefilter,
     anchors: Vec<Vec<u8>>,
-    /// Per anchor: expected occurrences per MiB of ordinary log (see `compile::literals::background`; empty for an archive).
+    /// Per anchor: expected occurrences per MiB of ordinary log (see `compile::anchors::background`; empty for an archive).
     anchor_rates: Vec<f64>,
     /// Per anchor: the required literals that hold it, or hold an anchor that can start at
     /// the same place (a prefix of it, or one it is a prefix of), each with where in the
