@@ -213,6 +213,8 @@ enum Prefilter {
     /// Packed searchers over consecutive groups of anchors ([`group_sizes`]),
     /// each with the index of its first anchor.
     Packed(Vec<(usize, packed::Searcher)>),
+    /// More anchors than the packed searchers take, each of four bytes or more.
+    Hashed(super::hashed::Hashed),
     General(AhoCorasick),
 }
 
@@ -399,6 +401,8 @@ impl Matcher {
         }
         let prefilter = if first == anchors.len() && !searchers.is_empty() {
             Prefilter::Packed(searchers)
+        } else if let Some(hashed) = super::hashed::Hashed::new(&anchors) {
+            Prefilter::Hashed(hashed)
         } else {
             Prefilter::General(
                 AhoCorasick::builder()
@@ -519,6 +523,7 @@ impl Matcher {
                 }
                 best
             }
+            Prefilter::Hashed(h) => h.find(hay, start),
             Prefilter::General(ac) => ac
                 .find(aho_corasick::Input::new(hay).range(start..))
                 .map(|m| (m.pattern().as_usize(), m.start())),
