@@ -7,6 +7,10 @@
 # (the same lines with each non-ASCII run replaced by as many ASCII bytes) and a gzip copy
 # of the ASCII one, warms the page cache, and prints per tool the median wall time, GB/s
 # (10^9 bytes/s) and the ratio to `faultline scan -j1`. Needs ripgrep (rg) and gzip.
+# Hyperscan (benches/hs_scan.c, built with gcc -lhs where Debian's libhyperscan-dev is
+# installed; skipped with a note otherwise) scans the same file with the same exported
+# patterns, one thread: the whole process (its pattern compile included) and, from the
+# harness's own clock, the scan alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SIZE=${1:-1G}
@@ -25,6 +29,11 @@ FL="$T/faultline"
 # ripgrep joins the patterns into one regex, where repeated capture names are an error:
 # patterns-unnamed drops the names, the matching is unchanged.
 "$FL" db export --format patterns-unnamed >"$DIR/patterns.txt"
+
+HS=""
+if [ -f /usr/include/hs/hs.h ] && gcc -O2 -D_GNU_SOURCE -o "$DIR/hs_scan" benches/hs_scan.c -lhs 2>"$DIR/hs-build.txt"; then
+    HS="$DIR/hs_scan"
+fi
 
 # "WALL CPU": medians over RUNS runs of "$@" (output discarded) of the wall-clock seconds
 # and of the CPU seconds (user + system). On a busy machine CPU time is the steadier one.
@@ -68,6 +77,7 @@ header() {
 
 echo "machine: $(nproc) CPUs, $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2}'), load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "rg: $(rg --version | sed -n 1p)"
+[ -z "$HS" ] || echo "Hyperscan: $(dpkg-query -W -f '${Version}' libhyperscan-dev 2>/dev/null || echo installed)"
 
 for kind in ascii nonascii; do
     f="$DIR/$kind-$SIZE.log"
@@ -84,6 +94,16 @@ for kind in ascii nonascii; do
     echo "| faultline -j2 speed-up over -j1, median of $RUNS alternating pairs | | | | | $(paired_ratio "$f") |"
     row "rg -j1 --no-unicode -c -f patterns" "$bytes" "$j1" \
         "$(median rg -j1 --no-unicode -c -f "$DIR/patterns.txt" "$f")"
+    if [ -n "$HS" ]; then
+        row "Hyperscan -j1 (hs_scan, whole process, compile included)" "$bytes" "$j1" \
+            "$(median "$HS" "$DIR/patterns.txt" "$f")"
+        # The harness's own clock around hs_scan(): the scan alone, median of RUNS.
+        hs_alone=$(for _ in $(seq "$RUNS"); do "$HS" "$DIR/patterns.txt" "$f" 2>/dev/null | awk '{ print $8 }'; done |
+            sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')
+        row "Hyperscan -j1, scan alone (hs_scan's clock; its compile not counted)" "$bytes" "$j1" "$hs_alone $hs_alone"
+    else
+        echo "| Hyperscan: not installed (no /usr/include/hs/hs.h; Debian: libhyperscan-dev), skipped | | | | | |"
+    fi
     row "count_newlines (memchr/bytecount, mmap)" "$bytes" "$j1" "$(median "$T/examples/count_newlines" "$f")"
     row "cat > /dev/null" "$bytes" "$j1" "$(median cat "$f")"
     if [ "$kind" = nonascii ]; then

@@ -13,6 +13,7 @@ pub mod database;
 pub mod error;
 pub mod signature;
 pub mod synth;
+pub mod synth_set;
 
 pub use compile::Database;
 pub use error::{ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Result, Usage};

@@ -62,9 +62,10 @@ fn to_ascii(line: &mut [u8]) {
     }
 }
 
-/// SplitMix64: small, fast and good enough for picking templates.
+/// SplitMix64: small, fast and good enough for picking templates (also for
+/// [`crate::synth_set`]'s words).
 #[derive(Debug)]
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
@@ -75,13 +76,13 @@ impl Rng {
         z ^ (z >> 31)
     }
     /// A number in `0..n` (n > 0).
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         ((self.next() >> 32) * n) >> 32
     }
     fn chance(&mut self, p: f64) -> bool {
         (self.next() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p
     }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
         &items[self.below(items.len() as u64) as usize]
     }
 }

@@ -213,6 +213,8 @@ enum Prefilter {
     /// Packed searchers over consecutive groups of anchors ([`group_sizes`]),
     /// each with the index of its first anchor.
     Packed(Vec<(usize, packed::Searcher)>),
+    /// More anchors than the packed searchers take, each of four bytes or more.
+    Hashed(super::hashed::Hashed),
     General(AhoCorasick),
 }
 
@@ -299,6 +301,64 @@ pub(crate) fn distinct_members(required: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
     out
 }
 
+/// Per anchor: every (literal, offset) where it or an anchor that can start at the same
+/// place (a prefix of it, or one it is a prefix of) starts inside a literal of at least
+/// [`MIN_LITERAL`] bytes, sorted. One overlapping automaton pass over the literals and a
+/// prefix lookup per anchor: linear in their sizes (was: every anchor searched in every
+/// literal, and every pair of anchors compared: 2.5 s of a 5,000-signature archive's load).
+fn anchor_members(
+    anchors: &[Vec<u8>],
+    members: &[Vec<u8>],
+) -> Result<Vec<Vec<(u32, u32)>>, String> {
+    let mut direct: Vec<Vec<(u32, u32)>> = vec![Vec::new(); anchors.len()];
+    let searchable: Vec<usize> = (0..anchors.len())
+        .filter(|&a| !anchors[a].is_empty())
+        .collect();
+    if !searchable.is_empty() {
+        let ac = AhoCorasick::builder()
+            .match_kind(MatchKind::Standard)
+            .build(searchable.iter().map(|&a| &anchors[a]))
+            .map_err(|e| e.to_string())?;
+        for (m, member) in members.iter().enumerate() {
+            if member.len() < MIN_LITERAL {
+                continue;
+            }
+            for hit in ac.find_overlapping_iter(member) {
+                direct[searchable[hit.pattern().as_usize()]].push((m as u32, hit.start() as u32));
+            }
+        }
+    }
+    // Anchors by their bytes; each anchor looks up its own prefixes.
+    let mut by_bytes: std::collections::HashMap<&[u8], Vec<usize>> =
+        std::collections::HashMap::new();
+    for (i, a) in anchors.iter().enumerate() {
+        by_bytes.entry(a.as_slice()).or_default().push(i);
+    }
+    let mut related: Vec<Vec<usize>> = vec![Vec::new(); anchors.len()];
+    for (i, a) in anchors.iter().enumerate() {
+        for len in 0..=a.len() {
+            for &j in by_bytes.get(&a[..len]).into_iter().flatten() {
+                if j != i {
+                    // `anchors[j]` is a prefix of `a`: each can start where the other does.
+                    related[i].push(j);
+                    related[j].push(i);
+                }
+            }
+        }
+    }
+    Ok((0..anchors.len())
+        .map(|i| {
+            let mut at = direct[i].clone();
+            for &j in &related[i] {
+                at.extend_from_slice(&direct[j]);
+            }
+            at.sort_unstable();
+            at.dedup();
+            at
+        })
+        .collect())
+}
+
 impl Matcher {
     /// Builds the matcher from patterns, per pattern its required literal set, the anchors
     /// the prefilter searches for (chosen by the compiler, or stored in an archive) with
@@ -341,6 +401,8 @@ impl Matcher {
         }
         let prefilter = if first == anchors.len() && !searchers.is_empty() {
             Prefilter::Packed(searchers)
+        } else if let Some(hashed) = super::hashed::Hashed::new(&anchors) {
+            Prefilter::Hashed(hashed)
         } else {
             Prefilter::General(
                 AhoCorasick::builder()
@@ -349,41 +411,7 @@ impl Matcher {
                     .map_err(|e| e.to_string())?,
             )
         };
-        // Per anchor, every place it starts inside a long enough literal.
-        let direct: Vec<Vec<(u32, u32)>> = anchors
-            .iter()
-            .map(|a| {
-                let mut at = Vec::new();
-                if a.is_empty() {
-                    return at;
-                }
-                let finder = memchr::memmem::Finder::new(a);
-                for (m, member) in members.iter().enumerate() {
-                    if member.len() < MIN_LITERAL {
-                        continue;
-                    }
-                    for k in finder.find_iter(member) {
-                        at.push((m as u32, k as u32));
-                    }
-                }
-                at
-            })
-            .collect();
-        let anchor_members: Vec<Vec<(u32, u32)>> = anchors
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let mut at = direct[i].clone();
-                for (j, b) in anchors.iter().enumerate() {
-                    if i != j && (a.starts_with(b) || b.starts_with(a)) {
-                        at.extend_from_slice(&direct[j]);
-                    }
-                }
-                at.sort_unstable();
-                at.dedup();
-                at
-            })
-            .collect();
+        let anchor_members = anchor_members(&anchors, &members)?;
         let mut unanchored: Vec<u32> = members
             .iter()
             .zip(&member_patterns)
@@ -495,6 +523,7 @@ impl Matcher {
                 }
                 best
             }
+            Prefilter::Hashed(h) => h.find(hay, start),
             Prefilter::General(ac) => ac
                 .find(aho_corasick::Input::new(hay).range(start..))
                 .map(|m| (m.pattern().as_usize(), m.start())),
@@ -642,6 +671,61 @@ impl Matcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// [`anchor_members`] by its definition: every anchor searched in every literal, every
+    /// pair of anchors compared.
+    fn anchor_members_by_definition(
+        anchors: &[Vec<u8>],
+        members: &[Vec<u8>],
+    ) -> Vec<Vec<(u32, u32)>> {
+        let direct: Vec<Vec<(u32, u32)>> = anchors
+            .iter()
+            .map(|a| {
+                let mut at = Vec::new();
+                for (m, member) in members.iter().enumerate() {
+                    if a.is_empty() || member.len() < MIN_LITERAL {
+                        continue;
+                    }
+                    for k in 0..member.len() {
+                        if member[k..].starts_with(a) {
+                            at.push((m as u32, k as u32));
+                        }
+                    }
+                }
+                at
+            })
+            .collect();
+        anchors
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let mut at = direct[i].clone();
+                for (j, b) in anchors.iter().enumerate() {
+                    if i != j && (a.starts_with(b) || b.starts_with(a)) {
+                        at.extend_from_slice(&direct[j]);
+                    }
+                }
+                at.sort_unstable();
+                at.dedup();
+                at
+            })
+            .collect()
+    }
+
+    proptest! {
+        /// Small alphabets, so that anchors repeat, overlap and are prefixes of each other.
+        #[test]
+        fn anchor_members_agree_with_their_definition(
+            anchors in proptest::collection::vec(proptest::collection::vec(b'a'..=b'c', 0..6), 0..12),
+            members in proptest::collection::vec(proptest::collection::vec(b'a'..=b'c', 0..12), 0..12),
+        ) {
+            prop_assert_eq!(
+                anchor_members(&anchors, &members).expect("builds"),
+                anchor_members_by_definition(&anchors, &members)
+            );
+        }
+    }
 
     /// Every terminal marker matches a line of a real log in the corpus (`tests/corpus/` of
     /// the faultline package): none stands for a message nobody has seen printed.

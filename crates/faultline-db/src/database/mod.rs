@@ -5,6 +5,7 @@
 
 pub mod archive;
 pub mod dialect;
+mod hashed;
 pub(crate) mod matcher;
 
 use std::sync::OnceLock;
