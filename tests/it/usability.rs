@@ -256,3 +256,60 @@ counterexamples = ["nothing"]
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).lines().count() >= all.len(), "{}", stderr(&o));
 }
+
+/// Item 7 end to end: a .gz cut after a complete traceback. The decoder fails after some
+/// data, so the report says `ended_early`, the unclassified guess from before the cut is
+/// `tentative`, and the summary counts the input as failed; the whole file is none of these.
+#[test]
+fn a_cut_input_is_marked_ended_early_and_its_guess_tentative() {
+    use std::io::Write;
+    let before: String = (0..100)
+        .map(|i| format!("INFO 12-02 13:00:00 step {i} ok\n"))
+        .collect::<String>()
+        + "ERROR 12-02 13:00:01 [worker.py:88] loader hiccup\n\
+           Traceback (most recent call last):\n  File \"/app/load.py\", line 12, in load\n    read()\n\
+           ValueError: odd shard header 0x7f\n";
+    let after: String = (0..1000)
+        .map(|i| format!("INFO 12-02 13:00:02 after {i} filler\n"))
+        .collect();
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(before.as_bytes()).unwrap();
+    // A sync flush: every byte of `before` is decodable from the bytes written so far.
+    enc.flush().unwrap();
+    let cut_at = enc.get_ref().len() + 10;
+    enc.write_all(after.as_bytes()).unwrap();
+    let whole = enc.finish().unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let scan = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let o = faultline(&["scan", "--format", "json", s(&p)]);
+        let r: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        (o.status.code(), r, p)
+    };
+    let (code, r, _) = scan("whole.log.gz", &whole);
+    assert_eq!(code, Some(1), "{r}");
+    assert!(r["error"].is_null() && r["ended_early"] != true, "{r}");
+    assert_eq!(r["findings"][0]["role"], "unclassified", "{r}");
+    assert!(r["findings"][0]["tentative"] != true, "{r}");
+
+    let (code, r, cut) = scan("cut.log.gz", &whole[..cut_at]);
+    assert_eq!(code, Some(2), "{r}");
+    assert_eq!(r["ended_early"], true, "{r}");
+    let f = &r["findings"][0];
+    assert_eq!(f["role"], "unclassified", "{r}");
+    assert!(
+        f["text"].as_str().unwrap().contains("odd shard header"),
+        "{r}"
+    );
+    assert_eq!(f["tentative"], true, "{r}");
+
+    let o = faultline(&["scan", "--summary", "--format", "json", s(&cut)]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (&v["diagnosed"], &v["failed"]),
+        (&0.into(), &1.into()),
+        "{v}"
+    );
+}
