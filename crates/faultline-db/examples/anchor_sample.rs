@@ -1,6 +1,9 @@
 //! Regenerates the sample text anchor choice counts frequencies on
-//! (`crates/faultline-db/data/anchor-sample.log`): generated healthy serving log AND real
-//! corpus logs, so that anchors are not tuned to the generator alone.
+//! (`crates/faultline-db/data/anchor-sample.log`): 192 KiB of generated healthy serving log
+//! (the text the compiler used to generate itself) and, with `--corpus-bytes N`, about N bytes
+//! of real corpus lines spread over all the logs. The checked-in sample has no corpus lines:
+//! every share tried (16 KiB, 64 KiB) moved the anchors to ones that cost 35-40% more
+//! instructions on the serving log (BENCHMARKS.md, "The anchor model's sample, checked in").
 //!
 //! ```sh
 //! cargo run --release -p faultline-db --example anchor_sample -- tests/corpus \
