@@ -69,6 +69,11 @@ fn profile(
         .read_to_end(&mut buf)?;
     let p = db.candidate_profile(&buf);
     println!("{} of {} lines are candidates", p.candidate_lines, p.lines);
+    let mut by_len = std::collections::BTreeMap::new();
+    for a in db.anchors().0 {
+        *by_len.entry(a.len()).or_insert(0) += 1;
+    }
+    println!("anchors by length: {by_len:?}");
     let mut rows: Vec<_> = db.anchors().0.iter().zip(&p.per_anchor).collect();
     rows.sort_by(|a, b| b.1.cmp(a.1));
     for (a, n) in rows.into_iter().take(10) {

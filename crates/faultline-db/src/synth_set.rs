@@ -267,6 +267,8 @@ mod tests {
         assert_eq!(loaded.signatures.len(), 10_000);
         let small = load_sources(sources(&generate(300, 3))).expect("loads");
         let db = crate::Database::compile(&small).expect("compiles");
+        // Past the packed searchers' 256 anchors: the examples run through the hashed prefilter.
+        assert!(!db.anchors().1, "{} anchors", db.anchors().0.len());
         db.check_examples(&small)
             .expect("examples and counterexamples hold");
     }
