@@ -40,8 +40,8 @@ const EXIT_ERROR: u8 = 2;
 /// The exit-status rule of `scan` and `summary`, shown in `--help`.
 const EXIT_STATUS_HELP: &str = "\
 Exit status (grep's rule):
-  0  at least one input was diagnosed (a cause or an unclassified finding)
-  1  every input scanned clean (noise only, or nothing matched)
+  0  at least one input failed: a fatal (not survivable) cause or unclassified finding
+  1  every input is clean: noise only, nothing matched, or only survivable failures
   2  an error: bad flags or signatures, an unreadable or corrupt input, no input selected
      (the other inputs are still scanned and reported)";
 
