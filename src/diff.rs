@@ -64,15 +64,15 @@ fn values(v: &[crate::signature::Located]) -> Vec<&str> {
 
 fn changed_fields(a: &Signature, b: &Signature) -> Vec<String> {
     let checks: [(&str, bool); 11] = [
-        ("title", a.title != b.title),
-        ("role", a.role != b.role),
-        ("severity", a.severity != b.severity),
-        ("category", a.category != b.category),
-        ("tags", a.tags != b.tags),
-        ("priority", a.priority != b.priority),
+        ("title", a.info.title != b.info.title),
+        ("role", a.info.role != b.info.role),
+        ("severity", a.info.severity != b.info.severity),
+        ("category", a.info.category != b.info.category),
+        ("tags", a.info.tags != b.info.tags),
+        ("priority", a.info.priority != b.info.priority),
         ("patterns", values(&a.patterns) != values(&b.patterns)),
-        ("remediation", a.remediation != b.remediation),
-        ("source", a.source != b.source),
+        ("remediation", a.info.remediation != b.info.remediation),
+        ("source", a.info.source != b.info.source),
         ("examples", values(&a.examples) != values(&b.examples)),
         (
             "counterexamples",
@@ -103,40 +103,40 @@ fn changed_fields(a: &Signature, b: &Signature) -> Vec<String> {
 /// ```
 pub fn diff_sets(old: &SignatureSet, new: &SignatureSet) -> SetDiff {
     let find = |set: &'_ SignatureSet, id: &str| -> Option<usize> {
-        set.signatures.iter().position(|s| s.id == id)
+        set.signatures.iter().position(|s| s.info.id == id)
     };
     let mut added: Vec<String> = new
         .signatures
         .iter()
-        .filter(|s| find(old, &s.id).is_none())
-        .map(|s| s.id.clone())
+        .filter(|s| find(old, &s.info.id).is_none())
+        .map(|s| s.info.id.clone())
         .collect();
     added.sort();
     let mut removed: Vec<Removed> = old
         .signatures
         .iter()
-        .filter(|s| find(new, &s.id).is_none())
+        .filter(|s| find(new, &s.info.id).is_none())
         .map(|s| Removed {
-            id: s.id.clone(),
-            retired: new.info.retired.contains(&s.id),
+            id: s.info.id.clone(),
+            retired: new.info.retired.contains(&s.info.id),
         })
         .collect();
     removed.sort_by(|a, b| a.id.cmp(&b.id));
     let mut changed = Vec::new();
     for a in &old.signatures {
-        let Some(b) = find(new, &a.id).map(|i| &new.signatures[i]) else {
+        let Some(b) = find(new, &a.info.id).map(|i| &new.signatures[i]) else {
             continue;
         };
         let fields = changed_fields(a, b);
-        if fields.is_empty() && a.revision == b.revision {
+        if fields.is_empty() && a.info.revision == b.info.revision {
             continue;
         }
-        let needs_revision_bump =
-            b.revision <= a.revision && fields.iter().any(|f| MEANING_FIELDS.contains(&f.as_str()));
+        let needs_revision_bump = b.info.revision <= a.info.revision
+            && fields.iter().any(|f| MEANING_FIELDS.contains(&f.as_str()));
         changed.push(Changed {
-            id: a.id.clone(),
-            old_revision: a.revision,
-            new_revision: b.revision,
+            id: a.info.id.clone(),
+            old_revision: a.info.revision,
+            new_revision: b.info.revision,
             fields,
             needs_revision_bump,
         });

@@ -292,7 +292,8 @@ fn small_set() -> &'static SignatureSet {
             "system.net.address-in-use",
             "python.import.module-not-found",
         ];
-        set.signatures.retain(|s| keep.contains(&s.id.as_str()));
+        set.signatures
+            .retain(|s| keep.contains(&s.info.id.as_str()));
         assert_eq!(set.signatures.len(), keep.len());
         set
     })

@@ -12,11 +12,11 @@ fn shipped_signatures_check() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("signatures");
     let set = load_dir(&dir).unwrap_or_else(|e| panic!("{e}"));
     for s in &set.signatures {
-        assert!(!s.examples.is_empty(), "{} has no example", s.id);
+        assert!(!s.examples.is_empty(), "{} has no example", s.info.id);
         assert!(
             !s.counterexamples.is_empty(),
             "{} has no counterexample",
-            s.id
+            s.info.id
         );
     }
     // compile() runs every example through prefilter + confirm and every counterexample.

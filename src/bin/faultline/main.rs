@@ -813,11 +813,9 @@ fn archive_summary(db: &Database, archive: &Archive) -> String {
         MAX_DFA_BYTES / 1024,
     );
     for (p, reason) in &archive.lazy {
-        let owner = db
-            .signatures()
-            .iter()
-            .find(|s| s.patterns.contains(p))
-            .map_or("?", |s| s.id.as_str());
+        let owner = (0..db.signatures().len() as u32)
+            .find(|&s| db.signature_patterns(s).contains(p))
+            .map_or("?", |s| db.signature(s).id.as_str());
         text.push_str(&format!(
             "  {owner}: pattern {:?} has no stored DFA: {reason}\n",
             db.pattern_sources()[*p as usize]

@@ -123,6 +123,7 @@ impl Database {
         let mut required = Vec::with_capacity(total + MARKERS.len());
         let mut pattern_sources = Vec::with_capacity(total);
         let mut signatures = Vec::with_capacity(set.signatures.len());
+        let mut signature_patterns = Vec::with_capacity(set.signatures.len());
         for (si, sig) in set.signatures.iter().enumerate() {
             let mut ids = Vec::new();
             let mut names: Vec<String> = Vec::new();
@@ -217,7 +218,7 @@ impl Database {
                 ));
                 required.push(req);
             }
-            for p in placeholders(&sig.remediation) {
+            for p in placeholders(&sig.info.remediation) {
                 if !names.iter().any(|n| n == p) {
                     problems.push(Problem {
                         location: set.locate(&sig.span),
@@ -227,20 +228,8 @@ impl Database {
                     });
                 }
             }
-            signatures.push(SignatureInfo {
-                id: sig.id.clone(),
-                revision: sig.revision,
-                title: sig.title.clone(),
-                role: sig.role,
-                severity: sig.severity,
-                category: sig.category.clone(),
-                tags: sig.tags.clone(),
-                priority: sig.priority,
-                survivable: sig.survivable,
-                remediation: sig.remediation.clone(),
-                source: sig.source.clone(),
-                patterns: ids,
-            });
+            signatures.push(sig.info.clone());
+            signature_patterns.push(ids);
         }
         if !problems.is_empty() {
             return Err(Error::Signatures { problems });
@@ -268,6 +257,7 @@ impl Database {
             version: set.info.version.clone(),
             hash: content_hash(set),
             signatures,
+            signature_patterns,
             pattern_sources,
             matcher,
             capture_regexes,
@@ -282,10 +272,10 @@ impl Database {
     pub fn check_examples(&self, set: &SignatureSet) -> Result<()> {
         let mut problems = Vec::new();
         for (si, sig) in set.signatures.iter().enumerate() {
-            let Some(info) = self.signatures.get(si).filter(|i| i.id == sig.id) else {
+            let Some(_) = self.signatures.get(si).filter(|i| i.id == sig.info.id) else {
                 problems.push(Problem {
                     location: set.locate(&sig.span),
-                    message: format!("signature {} is not in this database", sig.id),
+                    message: format!("signature {} is not in this database", sig.info.id),
                 });
                 continue;
             };
@@ -294,20 +284,19 @@ impl Database {
                 if !hit.signatures.contains(&(si as u32)) {
                     problems.push(Problem {
                         location: set.locate(&ex.span),
-                        message: format!("example does not match signature {}", sig.id),
+                        message: format!("example does not match signature {}", sig.info.id),
                     });
                 }
             }
             for cx in &sig.counterexamples {
                 let line = cx.value.trim_end_matches(['\n', '\r']).as_bytes();
-                if info
-                    .patterns
+                if self.signature_patterns[si]
                     .iter()
                     .any(|&p| self.matcher.is_match(p as usize, line))
                 {
                     problems.push(Problem {
                         location: set.locate(&cx.span),
-                        message: format!("counterexample matches signature {}", sig.id),
+                        message: format!("counterexample matches signature {}", sig.info.id),
                     });
                 }
             }

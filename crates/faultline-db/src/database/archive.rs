@@ -250,7 +250,8 @@ impl Database {
             signatures: self
                 .signatures
                 .iter()
-                .map(|s| SignatureRecord {
+                .zip(&self.signature_patterns)
+                .map(|(s, patterns)| SignatureRecord {
                     id: s.id.clone(),
                     revision: s.revision,
                     title: s.title.clone(),
@@ -262,7 +263,7 @@ impl Database {
                     survivable: s.survivable,
                     remediation: s.remediation.clone(),
                     source: s.source.clone(),
-                    patterns: s.patterns.clone(),
+                    patterns: patterns.clone(),
                 })
                 .collect(),
             patterns,
@@ -470,6 +471,7 @@ struct Parts {
     version: String,
     hash: String,
     signatures: Vec<SignatureInfo>,
+    signature_patterns: Vec<Vec<u32>>,
     pattern_sources: Vec<String>,
     patterns: Vec<CompiledPattern>,
     required: Vec<Vec<Vec<u8>>>,
@@ -496,6 +498,7 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
         return Err(bad(ArchiveInvalid::TooManyPatterns(n_sig_pats)));
     }
     let mut signatures = Vec::with_capacity(n_sigs);
+    let mut signature_patterns: Vec<Vec<u32>> = Vec::with_capacity(n_sigs);
     for (si, s) in archived.signatures.iter().enumerate() {
         let role = role_from(s.role).ok_or_else(|| bad(ArchiveInvalid::RoleCode(si)))?;
         let severity =
@@ -530,8 +533,8 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
             survivable: s.survivable,
             remediation: s.remediation.to_string(),
             source: s.source.to_string(),
-            patterns: pats,
         });
+        signature_patterns.push(pats);
     }
     let base = bytes.as_ptr() as usize;
     let mut patterns = Vec::with_capacity(n_pats);
@@ -548,7 +551,7 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
                     signatures: n_sigs,
                 }));
             }
-            if !signatures[s as usize].patterns.contains(&(p as u32)) {
+            if !signature_patterns[s as usize].contains(&(p as u32)) {
                 return Err(bad(ArchiveInvalid::Unlisted(p)));
             }
             pattern_sources.push(rec.source.to_string());
@@ -602,6 +605,7 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
         version: archived.version.to_string(),
         hash: archived.hash.to_string(),
         signatures,
+        signature_patterns,
         pattern_sources,
         patterns,
         required,
@@ -656,6 +660,7 @@ fn load(backing: Backing, path: &Path) -> Result<Database> {
         version: parts.version,
         hash: parts.hash,
         signatures: parts.signatures,
+        signature_patterns: parts.signature_patterns,
         pattern_sources: parts.pattern_sources,
         matcher,
         capture_regexes,

@@ -14,40 +14,11 @@ use std::sync::OnceLock;
 pub use matcher::Matcher;
 pub use matcher::{CandidateProfile, LineMatch, Marker, Scratch};
 
-use crate::signature::{Role, Severity};
+pub use crate::signature::SignatureInfo;
 use dialect::build_regex;
 
 /// Most patterns one database may hold (a signature set, or an archive, with more is refused).
 pub const MAX_PATTERNS: usize = 20_000;
-
-/// What a report needs to know about a signature, without its patterns.
-#[derive(Clone, Debug)]
-pub struct SignatureInfo {
-    /// The signature's stable dotted id (`vendor.area.name`).
-    pub id: String,
-    /// Its revision, bumped on any change of meaning.
-    pub revision: u32,
-    /// One-line title shown in reports.
-    pub title: String,
-    /// Cause, symptom or noise.
-    pub role: Role,
-    /// How bad a line it matches is.
-    pub severity: Severity,
-    /// Category name (e.g. `cuda-oom`), for summaries and accuracy by category.
-    pub category: String,
-    /// Free-form tags from the signature file.
-    pub tags: Vec<String>,
-    /// On a line several signatures match, only the highest priority makes a finding.
-    pub priority: i32,
-    /// Whether the process can go on after this failure (see [`crate::signature::Signature`]).
-    pub survivable: bool,
-    /// What to do about it; may hold `{name}` placeholders filled from captures.
-    pub remediation: String,
-    /// The real software that prints the message (`vendor: path/file.py`).
-    pub source: String,
-    /// Indices into the database's patterns.
-    pub patterns: Vec<u32>,
-}
 
 /// A compiled, ready-to-scan signature database.
 ///
@@ -86,6 +57,8 @@ pub struct Database {
     pub(crate) version: String,
     pub(crate) hash: String,
     pub(crate) signatures: Vec<SignatureInfo>,
+    /// Per signature, the indices of its patterns.
+    pub(crate) signature_patterns: Vec<Vec<u32>>,
     pub(crate) pattern_sources: Vec<String>,
     pub(crate) matcher: Matcher,
     pub(crate) capture_regexes: Vec<OnceLock<Option<regex_automata::meta::Regex>>>,
@@ -126,6 +99,11 @@ impl Database {
     /// The signature with index `index` (as found in [`LineMatch::signatures`]).
     pub fn signature(&self, index: u32) -> &SignatureInfo {
         &self.signatures[index as usize]
+    }
+
+    /// The indices of signature `index`'s patterns (into [`Database::pattern_sources`]).
+    pub fn signature_patterns(&self, index: u32) -> &[u32] {
+        &self.signature_patterns[index as usize]
     }
 
     /// The source text of every pattern, in index order.
@@ -174,7 +152,7 @@ impl Database {
     /// The named captures of signature `sig` on `line` (the first pattern that matches).
     pub fn captures(&self, sig: u32, line: &[u8]) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        for &p in &self.signatures[sig as usize].patterns {
+        for &p in &self.signature_patterns[sig as usize] {
             let re = self.capture_regexes[p as usize]
                 .get_or_init(|| build_regex(&self.pattern_sources[p as usize]).ok());
             let Some(re) = re else { continue };

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::{DbInfo, Located, Role, Severity, Signature, SignatureSet, SourceFile, Span};
+use super::{
+    DbInfo, Located, Role, Severity, Signature, SignatureInfo, SignatureSet, SourceFile, Span,
+};
 use crate::error::{Error, Location, Problem, Result};
 
 #[derive(Deserialize)]
@@ -396,20 +398,22 @@ pub fn parse_file(index: usize, file: &SourceFile) -> std::result::Result<Vec<Si
         .into_iter()
         .map(|r| Signature {
             span: span(r.id.span()),
-            id: r.id.into_inner(),
-            revision: r.revision,
-            title: r.title,
-            role: r.role,
-            severity: r.severity,
-            category: r.category,
-            tags: r.tags,
-            priority: r.priority,
+            info: SignatureInfo {
+                id: r.id.into_inner(),
+                revision: r.revision,
+                title: r.title,
+                role: r.role,
+                severity: r.severity,
+                category: r.category,
+                tags: r.tags,
+                priority: r.priority,
+                survivable: r.survivable.unwrap_or(r.severity != super::Severity::Fatal),
+                remediation: r.remediation,
+                source: r.source,
+            },
             patterns: located(r.patterns),
-            remediation: r.remediation,
-            source: r.source,
             examples: located(r.examples),
             counterexamples: located(r.counterexamples),
-            survivable: r.survivable.unwrap_or(r.severity != super::Severity::Fatal),
             survivable_given: r.survivable.is_some(),
             constructed: r.constructed,
         })
@@ -438,33 +442,33 @@ pub(crate) fn check_ids(set: &SignatureSet) -> Result<()> {
                 message,
             })
         };
-        if !valid_id(&sig.id) {
+        if !valid_id(&sig.info.id) {
             push(format!(
                 "id {:?} is not of the form vendor.area.name (lowercase letters, digits, '-', '_')",
-                sig.id
+                sig.info.id
             ));
         }
-        if let Some(first) = seen.insert(&sig.id, &sig.span) {
+        if let Some(first) = seen.insert(&sig.info.id, &sig.span) {
             let first = set.locate(first);
             push(format!(
                 "duplicate id {:?} (first defined at {first})",
-                sig.id
+                sig.info.id
             ));
         }
-        if set.info.retired.contains(&sig.id) {
+        if set.info.retired.contains(&sig.info.id) {
             push(format!(
                 "id {:?} is retired in db.toml and may not be reused",
-                sig.id
+                sig.info.id
             ));
         }
-        if sig.revision == 0 {
+        if sig.info.revision == 0 {
             push("revision must be 1 or more".into());
         }
         for (field, value) in [
-            ("title", &sig.title),
-            ("category", &sig.category),
-            ("remediation", &sig.remediation),
-            ("source", &sig.source),
+            ("title", &sig.info.title),
+            ("category", &sig.info.category),
+            ("remediation", &sig.info.remediation),
+            ("source", &sig.info.source),
         ] {
             if value.trim().is_empty() {
                 push(format!("{field} must not be empty"));

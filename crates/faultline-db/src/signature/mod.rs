@@ -84,9 +84,11 @@ pub struct Located {
     pub span: Span,
 }
 
-/// One failure signature.
-#[derive(Clone, Debug)]
-pub struct Signature {
+/// What a signature says about the lines it matches: everything but its patterns and
+/// examples. The one metadata type of a signature: a loaded [`Signature`] holds it, a
+/// compiled database keeps it per signature (`Database::signature`), the archive stores it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SignatureInfo {
     /// Stable dotted id: `vendor.area.name`.
     pub id: String,
     /// Revision, bumped on any change of meaning.
@@ -97,26 +99,33 @@ pub struct Signature {
     pub role: Role,
     /// How bad a line it matches is.
     pub severity: Severity,
-    /// Category name, for summaries and accuracy by category.
+    /// Category name (e.g. `cuda-oom`), for summaries and accuracy by category.
     pub category: String,
     /// Free-form tags.
     pub tags: Vec<String>,
     /// On a line several signatures match, only the highest priority makes a finding (default 0).
     pub priority: i32,
-    /// Regexes in faultline's dialect, matched against one whole line.
-    pub patterns: Vec<Located>,
-    /// What to do about it; may hold `{name}` placeholders filled from captures.
-    pub remediation: String,
-    /// The real software that prints the message.
-    pub source: String,
-    /// Real lines every pattern set must match (checked at compile).
-    pub examples: Vec<Located>,
-    /// Near misses that must not match (checked at compile).
-    pub counterexamples: Vec<Located>,
     /// Whether the process can go on after this line (a per-request error, a retried
     /// download): a survivable failure ranks below every fatal one. Format 1 sets default it
     /// from severity (`fatal` is not survivable).
     pub survivable: bool,
+    /// What to do about it; may hold `{name}` placeholders filled from captures.
+    pub remediation: String,
+    /// The real software that prints the message (`vendor: path/file.py`).
+    pub source: String,
+}
+
+/// One failure signature as loaded: its metadata, patterns and examples.
+#[derive(Clone, Debug)]
+pub struct Signature {
+    /// Id, title, role, severity and the rest of what a report shows.
+    pub info: SignatureInfo,
+    /// Regexes in faultline's dialect, matched against one whole line.
+    pub patterns: Vec<Located>,
+    /// Real lines every pattern set must match (checked at compile).
+    pub examples: Vec<Located>,
+    /// Near misses that must not match (checked at compile).
+    pub counterexamples: Vec<Located>,
     /// Whether `survivable` was written in the file (format 2 requires it).
     pub survivable_given: bool,
     /// Examples that were constructed (a source template filled in) rather than copied from a
@@ -238,7 +247,7 @@ impl SignatureSet {
     pub fn vendors(&self) -> std::collections::BTreeSet<&str> {
         self.signatures
             .iter()
-            .filter_map(|s| s.id.split('.').next())
+            .filter_map(|s| s.info.id.split('.').next())
             .filter(|v| *v != "noise")
             .collect()
     }
@@ -246,11 +255,11 @@ impl SignatureSet {
     /// Removes the signatures whose id is listed; an unknown id is an error.
     pub fn disable(&mut self, ids: &[String]) -> crate::Result<()> {
         for id in ids {
-            if !self.signatures.iter().any(|s| &s.id == id) {
+            if !self.signatures.iter().any(|s| &s.info.id == id) {
                 return Err(crate::error::Usage::UnknownId(id.clone()).into());
             }
         }
-        self.signatures.retain(|s| !ids.contains(&s.id));
+        self.signatures.retain(|s| !ids.contains(&s.info.id));
         Ok(())
     }
 }

@@ -147,17 +147,17 @@ fn format_2_requires_survivable_and_format_1_defaults_it() {
     assert!(err.to_string().contains("survivable must be set"), "{err}");
     let two = ONE.replace("source = \"s\"", "source = \"s\"\nsurvivable = false");
     let set = load_sources(vec![file("db.toml", HEADER2), file("a.toml", &two)]).unwrap();
-    assert!(!set.signatures[0].survivable);
+    assert!(!set.signatures[0].info.survivable);
     assert!(set.warnings().is_empty());
     let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", ONE)]).unwrap();
     assert!(
-        set.signatures[0].survivable,
+        set.signatures[0].info.survivable,
         "severity error defaults to survivable"
     );
     assert_eq!(set.warnings().len(), 1);
     let fatal = ONE.replace("\"error\"", "\"fatal\"");
     let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", &fatal)]).unwrap();
-    assert!(!set.signatures[0].survivable);
+    assert!(!set.signatures[0].info.survivable);
 }
 
 #[test]
