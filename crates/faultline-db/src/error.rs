@@ -162,9 +162,9 @@ pub enum Limit {
     /// An internal structural marker has no confirmation DFA.
     #[error("internal marker pattern has no DFA: {0}")]
     MarkerDfa(#[source] DfaProblem),
-    /// The matcher could not be built from the patterns and anchors (its own message).
+    /// The prefilter's automaton could not be built from the anchors.
     #[error("{0}")]
-    Matcher(String),
+    Matcher(#[source] aho_corasick::BuildError),
     /// The database could not be serialised into an archive.
     #[error("cannot serialise the database: {0}")]
     Serialise(#[source] rkyv::rancor::Error),
@@ -297,9 +297,9 @@ pub enum ArchiveInvalid {
     /// An empty prefilter anchor.
     #[error("empty anchor")]
     EmptyAnchor,
-    /// The matcher does not build from the stored patterns and anchors (its own message).
+    /// The prefilter's automaton does not build from the stored anchors.
     #[error("{}", one_line(.0))]
-    Matcher(String),
+    Matcher(#[source] aho_corasick::BuildError),
     /// A required literal that no prefilter anchor covers.
     #[error("a required literal holds no prefilter anchor")]
     UnanchoredLiteral,

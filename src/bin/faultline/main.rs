@@ -678,7 +678,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             Database::from_archive_bytes(&archive.bytes)?.check_examples(&set)?;
             let examples: usize = set.signatures.iter().map(|s| s.examples.len()).sum();
             let counter: usize = set.signatures.iter().map(|s| s.counterexamples.len()).sum();
-            let (anchors, packed) = db.anchors();
+            let (anchors, _) = db.anchors();
             for w in set.warnings() {
                 note(&format!("faultline: warning: {w}"));
             }
@@ -693,7 +693,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                         set.constructed_examples(),
                         counter,
                         anchors.len(),
-                        if packed { "SIMD packed searcher" } else { "general automaton" },
+                        db.prefilter_kind(),
                     ));
             out(&archive_summary(&db, &archive));
             let load = db.prefilter_load(COMMON_PER_MIB);

@@ -309,7 +309,7 @@ pub(crate) fn distinct_members(required: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
 fn anchor_members(
     anchors: &[Vec<u8>],
     members: &[Vec<u8>],
-) -> Result<Vec<Vec<(u32, u32)>>, String> {
+) -> Result<Vec<Vec<(u32, u32)>>, aho_corasick::BuildError> {
     let mut direct: Vec<Vec<(u32, u32)>> = vec![Vec::new(); anchors.len()];
     let searchable: Vec<usize> = (0..anchors.len())
         .filter(|&a| !anchors[a].is_empty())
@@ -317,8 +317,7 @@ fn anchor_members(
     if !searchable.is_empty() {
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
-            .build(searchable.iter().map(|&a| &anchors[a]))
-            .map_err(|e| e.to_string())?;
+            .build(searchable.iter().map(|&a| &anchors[a]))?;
         for (m, member) in members.iter().enumerate() {
             if member.len() < MIN_LITERAL {
                 continue;
@@ -368,7 +367,7 @@ impl Matcher {
         required: &[Vec<Vec<u8>>],
         (anchors, anchor_rates): (Vec<Vec<u8>>, Vec<f64>),
         dfas: Option<Dfas>,
-    ) -> Result<Matcher, String> {
+    ) -> Result<Matcher, aho_corasick::BuildError> {
         let mut members: Vec<Vec<u8>> = Vec::new();
         let mut index = std::collections::HashMap::new();
         let mut member_patterns: Vec<Vec<u32>> = Vec::new();
@@ -407,8 +406,7 @@ impl Matcher {
             Prefilter::General(
                 AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostFirst)
-                    .build(&anchors)
-                    .map_err(|e| e.to_string())?,
+                    .build(&anchors)?,
             )
         };
         let anchor_members = anchor_members(&anchors, &members)?;
@@ -665,6 +663,15 @@ impl Matcher {
     /// Whether the prefilter is the packed SIMD searcher.
     pub fn is_packed(&self) -> bool {
         matches!(self.prefilter, Prefilter::Packed(_))
+    }
+
+    /// The prefilter's kind, in words.
+    pub fn prefilter_kind(&self) -> &'static str {
+        match self.prefilter {
+            Prefilter::Packed(_) => "SIMD packed searcher",
+            Prefilter::Hashed(_) => "hashed 4-byte prefilter",
+            Prefilter::General(_) => "Aho-Corasick automaton",
+        }
     }
 }
 

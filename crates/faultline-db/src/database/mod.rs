@@ -116,6 +116,11 @@ impl Database {
         (self.matcher.anchors(), self.matcher.is_packed())
     }
 
+    /// What kind of prefilter runs over the input, in words (`db check` prints it).
+    pub fn prefilter_kind(&self) -> &'static str {
+        self.matcher.prefilter_kind()
+    }
+
     /// Per anchor (in [`Database::anchors`] order): how often it is expected to occur per
     /// MiB of ordinary serving log, as estimated when the anchors were chosen; empty for a
     /// database loaded from an archive (rates are not stored).
