@@ -45,6 +45,16 @@ struct PyDatabase {
     db: Db,
 }
 
+/// An input read from `reader`, named `name`; a failure to read its first bytes is an input
+/// error at offset 0.
+fn input_from_reader(name: &Path, reader: Box<dyn Read + Send>) -> Result<Input, Error> {
+    Input::from_reader(name, reader).map_err(|source| Error::Input {
+        path: name.to_path_buf(),
+        offset: 0,
+        source,
+    })
+}
+
 /// Raises the Python exception (defined in `faultline._errors`) for a library error, with
 /// the library's message (`file:line:column: reason`, `path: at byte offset N: reason`).
 fn to_py(py: Python<'_>, e: Error) -> PyErr {
@@ -217,6 +227,23 @@ fn bytes_of(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
     )))
 }
 
+impl PyDatabase {
+    /// Checks the options (`threads`, `all`, `max_findings`, `max_line_bytes`), then opens
+    /// and analyses one input without the GIL: the report's JSON, or the library's error.
+    fn analyse(
+        &self,
+        py: Python<'_>,
+        options: (Option<i64>, bool, i64, Option<i64>),
+        open: impl FnOnce() -> Result<Input, Error> + Send,
+    ) -> PyResult<Result<String, Error>> {
+        let (threads, all, max_findings, max_line_bytes) = options;
+        let scan = scan_options(threads, max_line_bytes)?;
+        let opts = analyze_options(all, max_findings)?;
+        let db = self.db.get();
+        Ok(py.allow_threads(|| Ok(analyze_input(db, open()?, &scan, opts).to_json_line())))
+    }
+}
+
 #[pymethods]
 impl PyDatabase {
     /// The database built into this package (loaded once per process, shared).
@@ -288,13 +315,9 @@ impl PyDatabase {
         max_findings: i64,
         max_line_bytes: Option<i64>,
     ) -> PyResult<String> {
-        let scan = scan_options(threads, max_line_bytes)?;
-        let opts = analyze_options(all, max_findings)?;
-        let db = self.db.get();
-        py.allow_threads(|| {
-            let input = faultline::open(&path)?;
-            Ok(analyze_input(db, input, &scan, opts).to_json_line())
-        })
+        self.analyse(py, (threads, all, max_findings, max_line_bytes), || {
+            faultline::open(&path)
+        })?
         .map_err(|e| to_py(py, e))
     }
 
@@ -312,24 +335,14 @@ impl PyDatabase {
         max_line_bytes: Option<i64>,
     ) -> PyResult<String> {
         let bytes = bytes_of(data)?;
-        let scan = scan_options(threads, max_line_bytes)?;
-        let opts = analyze_options(all, max_findings)?;
-        let db = self.db.get();
-        py.allow_threads(|| {
+        self.analyse(py, (threads, all, max_findings, max_line_bytes), || {
             let head = &bytes[..bytes.len().min(4)];
-            let input = if InputKind::sniff(head) == InputKind::Plain {
-                Input::from_bytes(&name, bytes)
+            if InputKind::sniff(head) == InputKind::Plain {
+                Ok(Input::from_bytes(&name, bytes))
             } else {
-                Input::from_reader(&name, Box::new(io::Cursor::new(bytes))).map_err(|source| {
-                    Error::Input {
-                        path: name.clone(),
-                        offset: 0,
-                        source,
-                    }
-                })?
-            };
-            Ok(analyze_input(db, input, &scan, opts).to_json_line())
-        })
+                input_from_reader(&name, Box::new(io::Cursor::new(bytes)))
+            }
+        })?
         .map_err(|e| to_py(py, e))
     }
 
@@ -358,23 +371,14 @@ impl PyDatabase {
                 "scan_reader() takes a binary file object: open the file in binary mode ('rb')",
             ));
         }
-        let scan = scan_options(threads, max_line_bytes)?;
-        let opts = analyze_options(all, max_findings)?;
         let wrong_type = Arc::new(Mutex::new(None));
         let reader = PyReader {
             obj: fileobj.clone().unbind(),
             wrong_type: wrong_type.clone(),
         };
-        let db = self.db.get();
-        let result = py.allow_threads(|| {
-            let input =
-                Input::from_reader(&name, Box::new(reader)).map_err(|source| Error::Input {
-                    path: name.clone(),
-                    offset: 0,
-                    source,
-                })?;
-            Ok(analyze_input(db, input, &scan, opts).to_json_line())
-        });
+        let result = self.analyse(py, (threads, all, max_findings, max_line_bytes), || {
+            input_from_reader(&name, Box::new(reader))
+        })?;
         if let Some(message) = wrong_type.lock().unwrap_or_else(|e| e.into_inner()).take() {
             return Err(PyTypeError::new_err(message));
         }
