@@ -13,9 +13,7 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use faultline_db::database::archive::MAX_DFA_BYTES;
-use faultline_db::signature::load_dir;
-use faultline_db::{Database, Error};
+use faultline_db::{load_dir, Database, Error, MAX_DFA_BYTES};
 
 /// Prints every problem of `e` and stops the build.
 fn fail(what: &str, e: Error) -> ! {

@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use faultline_db::synth_set::generate;
+use faultline_db::synthetic_set;
 
 fn usage(msg: &str) -> ExitCode {
     eprintln!("gensigs: {msg}");
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     let Some(count) = count else {
         return usage("--count is required");
     };
-    let set = generate(count, seed);
+    let set = synthetic_set(count, seed);
     if let Some(log) = check {
         let hay = match std::fs::read(&log) {
             Ok(h) => h,

@@ -15,11 +15,11 @@ use memchr::{memchr, memrchr};
 use serde::Serialize;
 
 use crate::analyze::{analyze_path, AnalyzeOptions};
-use crate::compile::{Database, Owner};
 use crate::corpus::{self, Case, Outcome};
-use crate::error::{Result, Usage};
 use crate::report::DatabaseRef;
 use crate::scan::{InputKind, ScanOptions};
+use faultline_db::{Database, Owner};
+use faultline_db::{Result, Usage};
 
 /// A corpus ready to benchmark: every log, and the cases among them with sidecars.
 #[derive(Clone, Debug)]
@@ -503,10 +503,8 @@ impl<'db> Profiler<'db> {
             .unzip();
         let mut ids: Vec<String> = db.signatures().iter().map(|s| s.id.clone()).collect();
         let slot_of = db
-            .matcher()
-            .patterns
-            .iter()
-            .map(|pat| match pat.owner {
+            .pattern_owners()
+            .map(|owner| match owner {
                 Owner::Signature(s) => s as usize,
                 Owner::Marker(m) => {
                     let id = format!("marker:{m:?}");
@@ -532,14 +530,14 @@ impl<'db> Profiler<'db> {
     }
 
     fn scan(&mut self, buf: &[u8]) {
-        let m = self.db.matcher();
+        let db = self.db;
         let mut pos = 0;
-        while let Some(hit) = m.find_candidate(buf, pos) {
+        while let Some(hit) = db.find_candidate(buf, pos) {
             let start = memrchr(b'\n', &buf[pos..hit]).map_or(pos, |i| pos + i + 1);
             let end = memchr(b'\n', &buf[hit..]).map_or(buf.len(), |i| hit + i);
             let line = &buf[start..end];
             let line = line.strip_suffix(b"\r").unwrap_or(line);
-            if let Some(p) = m.charged_pattern(line) {
+            if let Some(p) = db.charged_pattern(line) {
                 if let Some(&slot) = self.slot_of.get(p as usize) {
                     self.charged[slot] += 1;
                 }
@@ -560,10 +558,9 @@ impl<'db> Profiler<'db> {
         }
         self.scratch.sort_unstable();
         self.scratch.dedup();
-        let matcher = self.db.matcher();
         for &p in &self.scratch {
             let t = Instant::now();
-            let matched = matcher.is_match(p as usize, line);
+            let matched = self.db.pattern_matches(p as usize, line);
             let elapsed = t.elapsed();
             let slot = self.slot_of[p as usize];
             let (total, counted) = (&mut self.totals[slot], &mut self.counted[slot]);

@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::error::{Error, Location, Problem, Result};
 use crate::report::{FindingRole, Report};
-use crate::signature::{location, toml_problem};
+use faultline_db::{location, toml_problem};
+use faultline_db::{Error, Location, Problem, Result};
 
 /// The suffix of a sidecar file.
 pub const SIDECAR_SUFFIX: &str = ".expect.toml";

@@ -8,11 +8,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::analyze::{analyze_path, AnalyzeOptions};
-use crate::compile::Database;
 use crate::corpus::{Case, Outcome};
 use crate::report::Report;
 use crate::scan::ScanOptions;
-use crate::signature::{Signature, SignatureSet};
+use faultline_db::Database;
+use faultline_db::{Signature, SignatureSet};
 
 /// Fields whose change alters what a signature matches or means: they need a revision bump.
 pub const MEANING_FIELDS: &[&str] = &[
@@ -58,7 +58,7 @@ pub struct SetDiff {
     pub changed: Vec<Changed>,
 }
 
-fn values(v: &[crate::signature::Located]) -> Vec<&str> {
+fn values(v: &[faultline_db::Located]) -> Vec<&str> {
     v.iter().map(|l| l.value.as_str()).collect()
 }
 

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::signature::{load_sources, SignatureSet, SourceFile};
 use crate::Database;
+use faultline_db::{load_sources, SignatureSet, SourceFile};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_signatures.rs"));
 

@@ -43,17 +43,8 @@ mod scan;
 mod summary;
 
 // The signature format, its compiler and the compiled database live in the `faultline-db`
-// crate; these keep their module paths under `crate::` for the modules above.
-#[cfg(test)]
-use faultline_db::synth;
-use faultline_db::{error, signature};
-
-/// From a signature set to a [`Database`] (re-exported from `faultline-db`), and the set
-/// built into this crate.
-mod compile {
-    pub use crate::embedded::signature_set as embedded_set;
-    pub use faultline_db::compile::*;
-}
+// crate: the modules above use its face (`faultline_db::…`), and this face re-exports what
+// a user of this crate needs of it.
 
 // The face.
 
@@ -71,8 +62,6 @@ pub use bench::{
     run as profile_corpus, run_all as profile_corpus_sets, verdict as compare_pass_times, Accuracy,
     BenchOptions, CategoryAccuracy, Corpus, Cost, Miss, SetBench, Verdict, MIN_EFFECT,
 };
-/// The compiled signature database, its archive, and the one built into this crate.
-pub use compile::{embedded_set as embedded_signature_set, unnamed, Database, SignatureInfo};
 /// A corpus of logs with their expected answers (`NAME.expect.toml` sidecars).
 pub use corpus::{
     load_dir as load_corpus, log_files as corpus_logs, Case, Expectation, Outcome, LOG_SUFFIXES,
@@ -82,17 +71,25 @@ pub use corpus::{
 pub use diff::{
     diff_corpus, diff_sets, Changed, FindingChange, FirstFinding, Removed, SetDiff, MEANING_FIELDS,
 };
+/// The signature set built into this crate.
+pub use embedded::signature_set as embedded_signature_set;
 pub use embedded::EmbeddedDatabase;
+/// Signature files: load a directory or sources, the set and its parts.
+pub use faultline_db::{
+    load_dir, load_sources, DbInfo, Located, Role, Severity, Signature, SignatureSet, SourceFile,
+    Span,
+};
+/// The compiled signature database (from `faultline-db`), and a pattern without its group
+/// names.
+pub use faultline_db::{unnamed, Database, SignatureInfo};
+/// The compiled database as a file.
+pub use faultline_db::{Archive, ARCHIVE_FORMAT, ARCHIVE_MAGIC, MAX_DFA_BYTES};
 /// Typed errors.
-pub use error::{
+pub use faultline_db::{
     ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Location, Problem, Result, Usage,
 };
-/// The compiled database as a file.
-pub use faultline_db::database::archive::{
-    Archive, FORMAT as ARCHIVE_FORMAT, MAGIC as ARCHIVE_MAGIC, MAX_DFA_BYTES,
-};
 /// The deterministic serving-log generator (benchmarks, tests, tools).
-pub use faultline_db::synth::{LogGen, SynthOptions};
+pub use faultline_db::{LogGen, SynthOptions};
 /// The report of one input and its parts (the JSON contract), and its human rendering.
 pub use report::{
     raw_path, render_human, render_human_with_hints, Counts, DatabaseRef, Finding, FindingRole,
@@ -108,11 +105,6 @@ pub use scan::walk::{walk, Entry, Shard, SkipReason, WalkOptions};
 pub use scan::{
     open, scan_reader, scan_slice, Hit, Input, InputKind, ScanOptions, ScanStats, CONTEXT_LINES,
     MAX_THREADS, WINDOW_OVERLAP,
-};
-/// Signature files: load a directory or sources, the set and its parts.
-pub use signature::{
-    load_dir, load_sources, DbInfo, Located, Role, Severity, Signature, SignatureSet, SourceFile,
-    Span,
 };
 /// Many reports as one table per signature.
 pub use summary::{

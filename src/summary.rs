@@ -29,8 +29,8 @@ use std::fmt::Write;
 use crate::sanitize::terminal as safe;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Location, Problem, Result};
 use crate::report::{DatabaseRef, FindingRole, Report};
+use faultline_db::{Error, Location, Problem, Result};
 
 /// The row key used for findings without a signature (role `unclassified`).
 pub const UNCLASSIFIED: &str = "(unclassified)";

@@ -29,13 +29,13 @@ mod traceback;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::compile::{interpolate, Database, Marker};
 use crate::report::{
     Counts, DatabaseRef, Finding, FindingRole, MatchedLine, Report, MAX_PROCESSES_LISTED,
     SCHEMA_VERSION,
 };
 use crate::scan::{Hit, ScanStats};
-use crate::signature::{Role, Severity};
+use faultline_db::{interpolate, Database, Marker};
+use faultline_db::{Role, Severity};
 
 use traceback::{Event, Tracebacks};
 

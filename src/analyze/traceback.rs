@@ -3,8 +3,8 @@
 use std::collections::HashMap;
 
 use super::line::{Level, LineInfo};
-use crate::compile::Marker;
 use crate::scan::Hit;
+use faultline_db::Marker;
 
 /// Frames kept from the start of a traceback.
 const HEAD_FRAMES: usize = 1;

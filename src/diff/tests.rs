@@ -1,5 +1,5 @@
 use super::*;
-use crate::signature::{load_sources, SourceFile};
+use faultline_db::{load_sources, SourceFile};
 
 fn set(version: &str, retired: &str, sigs: &[(&str, u32, &str)]) -> SignatureSet {
     let mut text = String::new();

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::signature::Severity;
+use faultline_db::Severity;
 pub use human::{render_human, render_human_with_hints, HumanHints};
 
 /// The JSON schema version; bumped when a field changes meaning or disappears.

@@ -9,8 +9,8 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use memmap2::Mmap;
 
 use super::{scan_reader, scan_slice, scan_slice_releasing, Hit, ScanOptions, ScanStats};
-use crate::compile::Database;
-use crate::error::Error;
+use faultline_db::Database;
+use faultline_db::Error;
 
 /// How an input's bytes are encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -685,8 +685,8 @@ impl Read for Pipe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::{LogGen, SynthOptions};
     use crate::EmbeddedDatabase;
+    use faultline_db::{LogGen, SynthOptions};
 
     /// A mapped file scanned on several threads gives its pages back chunk by chunk; the
     /// hits are those of the same bytes scanned from memory on one thread.

@@ -10,7 +10,7 @@ use std::io::Read;
 use memchr::{memchr, memrchr};
 use rayon::prelude::*;
 
-use crate::compile::{Cursor, Database, LineMatch, Marker, Scratch};
+use faultline_db::{Cursor, Database, LineMatch, Marker, Scratch};
 
 pub use input::{decode, open, Input, InputKind};
 
@@ -145,7 +145,6 @@ fn chunk_line(
 /// A line longer than `cap` keeps its first `cap` bytes and is marked cut.
 fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
     let cap = cap.max(1);
-    let m = db.matcher();
     let mut hits: Vec<ChunkHit> = Vec::new();
     let mut scratch = Scratch::default();
     let mut matched = LineMatch::default();
@@ -156,7 +155,7 @@ fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
     let mut nul = false;
     let mut window = 0usize;
     loop {
-        let candidate = m.find_candidate_from(buf, pos, &mut cursor);
+        let candidate = db.find_candidate_from(buf, pos, &mut cursor);
         if window > 0 && pos < buf.len() {
             let end = memchr(b'\n', &buf[pos..]).map_or(buf.len(), |i| pos + i);
             if candidate.is_none_or(|c| c >= end) {
@@ -181,7 +180,7 @@ fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
         counted = start;
         let line = trim_cr(&buf[start..end]);
         // No anchor starts between `start` and `hit`: the searchers have passed it.
-        m.confirm_from(line, hit - start, &mut scratch, &mut matched);
+        db.confirm_from(line, hit - start, &mut scratch, &mut matched);
         // Lines skipped since `pos` (none when a window is open) closed no window.
         if !matched.is_empty() {
             let trigger = triggers(&matched);
@@ -668,10 +667,9 @@ fn scan_window(
 }
 
 fn confirm_into(db: &Database, l: &mut LongLine, bytes: &[u8], scratch: &mut Scratch) {
-    let m = db.matcher();
-    if m.find_candidate(bytes, 0).is_some() {
+    if db.find_candidate(bytes, 0).is_some() {
         let mut found = LineMatch::default();
-        m.confirm(trim_cr(bytes), scratch, &mut found);
+        db.confirm_from(trim_cr(bytes), 0, scratch, &mut found);
         l.matched.signatures.extend(found.signatures);
         l.matched.signatures.sort_unstable();
         l.matched.signatures.dedup();
@@ -699,8 +697,8 @@ fn finish_long(mut l: LongLine, cap: usize) -> Option<Hit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::synth::{LogGen, SynthOptions};
     use crate::EmbeddedDatabase;
+    use faultline_db::{LogGen, SynthOptions};
 
     /// Chunk bounds partition the buffer in order, and finding all of them reads each byte
     /// a bounded number of times, however long the lines (a complexity test by counting).

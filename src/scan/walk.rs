@@ -9,7 +9,7 @@ use std::str::FromStr;
 
 use globset::{GlobSet, GlobSetBuilder};
 
-use crate::error::{Error, Result, Usage};
+use faultline_db::{Error, Result, Usage};
 
 /// One of N disjoint parts of a sweep (`I/N`, I in 1..=N).
 ///

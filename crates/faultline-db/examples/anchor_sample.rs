@@ -19,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use faultline_db::synth::{LogGen, SynthOptions};
+use faultline_db::{LogGen, SynthOptions};
 
 /// Bytes of generated healthy serving log in the sample (the size, seed and options the
 /// compiler used when it generated its sample itself).

@@ -7,7 +7,7 @@
 //! them, e.g. signature examples) are rare, as in life.
 //!
 //! ```
-//! use faultline_db::synth::{LogGen, SynthOptions};
+//! use faultline_db::{LogGen, SynthOptions};
 //!
 //! let mut a = Vec::new();
 //! LogGen::new(SynthOptions { seed: 7, ..SynthOptions::default() }).fill(&mut a, 10_000);
@@ -63,7 +63,7 @@ fn to_ascii(line: &mut [u8]) {
 }
 
 /// SplitMix64: small, fast and good enough for picking templates (also for
-/// [`crate::synth_set`]'s words).
+/// `crate::synth_set`'s words).
 #[derive(Debug)]
 pub(crate) struct Rng(pub(crate) u64);
 

@@ -9,10 +9,10 @@
 //! of two literals. Every signature has an example and a counterexample, as the format asks.
 //!
 //! ```
-//! use faultline_db::synth_set::generate;
+//! use faultline_db::synthetic_set;
 //!
-//! let a = generate(50, 7);
-//! assert_eq!(a.files, generate(50, 7).files);
+//! let a = synthetic_set(50, 7);
+//! assert_eq!(a.files, synthetic_set(50, 7).files);
 //! assert!(a.literals.len() >= 50 && a.files[0].1.matches("[[signature]]").count() == 50);
 //! ```
 
@@ -22,7 +22,7 @@ use std::path::Path;
 use crate::synth::Rng;
 
 /// Signatures written per file: 1,000 take about 0.7 MB, far below the file-size cap.
-pub const PER_FILE: usize = 1000;
+pub(crate) const PER_FILE: usize = 1000;
 
 /// A generated set: `db.toml`, the signature files and every literal the patterns require.
 #[derive(Clone, Debug, PartialEq, Eq)]

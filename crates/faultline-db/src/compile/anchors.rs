@@ -28,11 +28,11 @@ const VERIFY_NS: f64 = 40.0;
 /// `cargo run --release -p faultline-db --example anchor_sample` (see that file); the
 /// compiler no longer generates it, so editing the log generator does not change a compiled
 /// archive.
-pub const SAMPLE: &[u8] = include_bytes!("../../data/anchor-sample.log");
+pub(crate) const SAMPLE: &[u8] = include_bytes!("../../data/anchor-sample.log");
 
 /// The sample that stands for "ordinary text" when anchors are weighed by how often they
 /// would fire ([`SAMPLE`]).
-pub fn background() -> &'static [u8] {
+pub(crate) fn background() -> &'static [u8] {
     SAMPLE
 }
 
@@ -73,7 +73,7 @@ struct Candidate<'a> {
 
 /// An anchor set and its modelled cost.
 #[derive(Clone, Debug)]
-pub struct AnchorChoice {
+pub(crate) struct AnchorChoice {
     /// The anchors, each a substring of at least one member; every member of at least
     /// [`MIN_LITERAL`] bytes contains one.
     pub anchors: Vec<Vec<u8>>,
@@ -88,12 +88,12 @@ pub struct AnchorChoice {
 /// minimises the modelled scan cost (searcher speed for that many anchors plus confirming
 /// the expected candidates) wins. Rare literals are preferred; a frequent substring is
 /// picked only when it lets the packed searcher stay small.
-pub fn choose_anchors(members: &[Vec<u8>]) -> AnchorChoice {
+pub(crate) fn choose_anchors(members: &[Vec<u8>]) -> AnchorChoice {
     choose_anchors_in(members, background())
 }
 
 /// [`choose_anchors`] with frequencies estimated on `sample`.
-pub fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorChoice {
+pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorChoice {
     let mut covers: HashMap<&[u8], Vec<usize>> = HashMap::new();
     for (i, m) in members.iter().enumerate() {
         if m.len() < MIN_LITERAL {

@@ -14,12 +14,12 @@ const MAX_SET: usize = 64;
 const MAX_MEMBER: usize = 128;
 // The searcher layout (how many anchors a packed searcher takes) is the engine's; the
 // compiler chooses anchors to fit it.
-pub use crate::database::matcher::{group_sizes, MAX_ANCHORS, MAX_GROUPS, MIN_LITERAL};
+pub(crate) use crate::database::matcher::{group_sizes, MAX_ANCHORS, MAX_GROUPS, MIN_LITERAL};
 // What counts as a plain literal is part of the regex dialect.
-pub use crate::database::dialect::{parse, plain_literal};
+pub(crate) use crate::database::dialect::parse;
 
 /// A set of literals at least one of which occurs in every match of `hir`, if one exists.
-pub fn required(hir: &Hir) -> Option<Vec<Vec<u8>>> {
+pub(crate) fn required(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     if let Some(set) = exact(hir) {
         if set.iter().all(|m| !m.is_empty()) {
             return Some(set);
@@ -176,7 +176,7 @@ fn quality(set: &[Vec<u8>]) -> (usize, isize, usize) {
 }
 
 /// A rough rarity score of a byte string in log text: higher is rarer.
-pub fn rarity(bytes: &[u8]) -> usize {
+pub(crate) fn rarity(bytes: &[u8]) -> usize {
     bytes
         .iter()
         .map(|&b| match b {
@@ -193,6 +193,7 @@ pub fn rarity(bytes: &[u8]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::database::dialect::plain_literal;
 
     fn req(p: &str) -> Vec<String> {
         required(&parse(p).unwrap())

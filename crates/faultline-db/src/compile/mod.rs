@@ -1,28 +1,25 @@
 //! From a [`SignatureSet`] to a ready-to-scan [`Database`]: pattern checks, literal
 //! extraction, the two-stage matcher, and every example and counterexample run through it.
 
-pub mod anchors;
+pub(crate) mod anchors;
 mod buckets;
-pub mod literals;
+pub(crate) mod literals;
 
 use std::sync::OnceLock;
 
-pub use crate::database::archive;
-pub(crate) use crate::database::matcher::{build_regex, Confirm, Matcher, MARKERS};
-pub use crate::database::matcher::{CandidateProfile, LineMatch, Marker, Scratch};
-#[doc(hidden)]
-pub use crate::database::matcher::{CompiledPattern, Cursor, Owner};
-pub use crate::database::{Database, SignatureInfo};
+use crate::database::archive;
+use crate::database::matcher::{build_regex, CompiledPattern, Confirm, Matcher, Owner, MARKERS};
+use crate::database::Database;
 
 use crate::error::{Error, Limit, Problem, Result};
 use crate::signature::{Located, SignatureSet};
 
-pub use crate::database::MAX_PATTERNS;
+pub(crate) use crate::database::MAX_PATTERNS;
 /// Longest pattern accepted, in bytes.
-pub const MAX_PATTERN_LEN: usize = 4096;
+pub(crate) const MAX_PATTERN_LEN: usize = 4096;
 /// Most heap the compiled regexes of one database may take together, in bytes; each
 /// pattern alone is held to the NFA size limit of `build_regex` (4 MiB).
-pub const MAX_REGEX_BYTES: usize = 256 << 20;
+pub(crate) const MAX_REGEX_BYTES: usize = 256 << 20;
 
 /// Says why a pattern did not compile, in the signature author's terms.
 fn build_error(e: &regex_automata::meta::BuildError) -> String {
@@ -73,7 +70,7 @@ fn placeholders(text: &str) -> Vec<&str> {
 
 /// The database hash: everything a compiled archive's bytes depend on besides the compiler's
 /// code. The signature files (by name and text), the built-in markers' patterns, the
-/// sample text anchor choice counts frequencies on ([`anchors::SAMPLE`]) and the archive format.
+/// sample text anchor choice counts frequencies on (`anchors::SAMPLE`) and the archive format.
 fn content_hash(set: &SignatureSet) -> String {
     let mut files: Vec<_> = set.files.iter().collect();
     files.sort_by(|a, b| a.path.file_name().cmp(&b.path.file_name()));
@@ -309,7 +306,7 @@ impl Database {
     }
 
     /// What the prefilter is expected to cost, measured on a generated healthy serving log
-    /// ([`anchors::background`]): the share of lines handed to confirmation, the anchors
+    /// (`anchors::background`): the share of lines handed to confirmation, the anchors
     /// seen more than `per_mib` times per MiB, and the patterns whose own required literals
     /// are that common (every line holding one must be confirmed, whatever the anchors).
     pub fn prefilter_load(&self, per_mib: f64) -> PrefilterLoad {
@@ -401,7 +398,7 @@ pub struct CommonLiteral {
 /// used twice. A pattern that does not parse is returned as it is.
 ///
 /// ```
-/// assert_eq!(faultline_db::compile::unnamed(r"GPU (?P<gpu>\d+) (?<x>a)"), r"GPU (\d+) (a)");
+/// assert_eq!(faultline_db::unnamed(r"GPU (?P<gpu>\d+) (?<x>a)"), r"GPU (\d+) (a)");
 /// ```
 pub fn unnamed(pattern: &str) -> String {
     use regex_syntax::ast::{self, Ast, GroupKind};
@@ -444,10 +441,10 @@ pub fn unnamed(pattern: &str) -> String {
 }
 
 /// Longest capture text put into a remediation; the rest is counted.
-pub const MAX_CAPTURE_IN_REMEDIATION: usize = 256;
+pub(crate) const MAX_CAPTURE_IN_REMEDIATION: usize = 256;
 
 /// The word shown for a placeholder whose capture did not match (an optional group).
-pub const MISSING_CAPTURE: &str = "(not captured)";
+pub(crate) const MISSING_CAPTURE: &str = "(not captured)";
 
 /// Fills the `{name}` placeholders of `text` from `captures` in one pass over `text`: the
 /// inserted values are never scanned again (a capture holding `{other}` stays as written),
@@ -457,7 +454,7 @@ pub const MISSING_CAPTURE: &str = "(not captured)";
 /// plus 300 bytes per placeholder, whatever the captures hold.
 ///
 /// ```
-/// use faultline_db::compile::interpolate;
+/// use faultline_db::interpolate;
 /// let caps = vec![("m".to_string(), "{m}{m}".to_string())];
 /// assert_eq!(interpolate("pip install {m} ({x})", &caps), "pip install {m}{m} ((not captured))");
 /// ```

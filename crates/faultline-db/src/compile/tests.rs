@@ -1,5 +1,6 @@
 use super::*;
 use crate::signature::{load_sources, SourceFile};
+use crate::{LineMatch, Marker, Scratch};
 use proptest::prelude::*;
 use std::path::PathBuf;
 
@@ -31,7 +32,7 @@ fn lines() -> &'static [String] {
 /// What a line matches when every pattern's regex runs on it (no prefilter, no literal
 /// checks); patterns too short to anchor run only where some anchor is.
 fn brute_force(db: &Database, line: &[u8]) -> LineMatch {
-    let m = db.matcher();
+    let m = &db.matcher;
     let anchored = m.find_candidate(line, 0).is_some();
     let mut out = LineMatch::default();
     for (p, pat) in m.patterns.iter().enumerate() {
@@ -86,7 +87,7 @@ fn unnamed_patterns_match_the_same_lines() {
             "{p}"
         );
         for line in lines() {
-            let whole = db.matcher().is_match(i, line.as_bytes());
+            let whole = db.matcher.is_match(i, line.as_bytes());
             assert_eq!(re.is_match(line.as_bytes()), whole, "{plain} on {line}");
         }
     }
@@ -245,7 +246,7 @@ fn anchors_past_one_searcher_still_find_every_line() {
         log.push_str(&format!("INFO ordinary line {i}\nprefix {w} suffix\n"));
     }
     // The scan's candidate loop: each candidate's line, confirmed (line numbers 1-based).
-    let (m, bytes) = (db.matcher(), log.as_bytes());
+    let (m, bytes) = (&db.matcher, log.as_bytes());
     let (mut found, mut pos, mut scratch) = (Vec::new(), 0, Scratch::default());
     while let Some(hit) = m.find_candidate(bytes, pos) {
         let start = bytes[..hit]

@@ -46,7 +46,7 @@ const HEADER: usize = 32;
 /// Default cap on one pattern's serialised DFA; a larger one is left out of the archive.
 pub const MAX_DFA_BYTES: usize = 1 << 20;
 /// Largest archive file read.
-pub const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
+pub(crate) const MAX_ARCHIVE_BYTES: u64 = 1 << 30;
 
 /// The serialised database. Owners: `marker == 0` means signature `signature`; otherwise
 /// the pattern is the structural marker with that bit.
@@ -183,7 +183,7 @@ impl Database {
     /// regex compiled at first use instead.
     ///
     /// ```
-    /// use faultline_db::{database::archive::MAX_DFA_BYTES, signature::load_dir, Database};
+    /// use faultline_db::{load_dir, Database, MAX_DFA_BYTES};
     ///
     /// let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../signatures");
     /// let db = Database::compile(&load_dir(&dir).unwrap()).unwrap();
@@ -673,7 +673,7 @@ fn load(backing: Backing, path: &Path) -> Result<Database> {
 /// renamed over `path`; on any failure it is removed and `path` is left as it was. A `path`
 /// that exists and is not a regular file (a symlink, a device, a FIFO, a directory) is
 /// refused rather than replaced.
-pub fn replace_file(
+pub(crate) fn replace_file(
     path: &Path,
     write: &mut dyn FnMut(&mut std::fs::File) -> std::io::Result<()>,
 ) -> Result<()> {

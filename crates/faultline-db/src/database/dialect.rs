@@ -6,13 +6,13 @@ use regex_automata::{meta, util::syntax};
 use regex_syntax::hir::Hir;
 
 /// The syntax every pattern is parsed with: Unicode classes off, any byte.
-pub fn syntax_config() -> syntax::Config {
+pub(crate) fn syntax_config() -> syntax::Config {
     syntax::Config::new().unicode(false).utf8(false)
 }
 
 /// Parses a pattern in faultline's dialect: Unicode classes off, any byte allowed.
 #[allow(clippy::result_large_err)]
-pub fn parse(pattern: &str) -> Result<Hir, regex_syntax::Error> {
+pub(crate) fn parse(pattern: &str) -> Result<Hir, regex_syntax::Error> {
     regex_syntax::ParserBuilder::new()
         .unicode(false)
         .utf8(false)
@@ -22,7 +22,7 @@ pub fn parse(pattern: &str) -> Result<Hir, regex_syntax::Error> {
 
 /// Builds a regex in faultline's dialect: Unicode off, any byte, no empty-match UTF-8 rules.
 #[allow(clippy::result_large_err)]
-pub fn build_regex(pattern: &str) -> Result<meta::Regex, meta::BuildError> {
+pub(crate) fn build_regex(pattern: &str) -> Result<meta::Regex, meta::BuildError> {
     meta::Builder::new()
         .syntax(syntax_config())
         .configure(
@@ -36,7 +36,7 @@ pub fn build_regex(pattern: &str) -> Result<meta::Regex, meta::BuildError> {
 
 /// The one string `pattern` matches when it is a plain literal: ASCII with no
 /// metacharacters but escaped ones (`cuda\.py:`). A line holding that string matches it.
-pub fn plain_literal(pattern: &str) -> Option<Vec<u8>> {
+pub(crate) fn plain_literal(pattern: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(pattern.len());
     let mut bytes = pattern.bytes();
     while let Some(b) = bytes.next() {

@@ -12,16 +12,16 @@ pub(crate) use super::dialect::build_regex;
 use super::dialect::plain_literal;
 
 /// Shortest member a required set may hold for the prefilter to use it.
-pub const MIN_LITERAL: usize = 4;
+pub(crate) const MIN_LITERAL: usize = 4;
 /// Most anchors one packed (Teddy) searcher takes.
-pub const MAX_ANCHORS: usize = 64;
+pub(crate) const MAX_ANCHORS: usize = 64;
 /// Most packed searchers the prefilter runs side by side: more anchors, rarer ones, at the
 /// price of one more pass per searcher.
-pub const MAX_GROUPS: usize = 4;
+pub(crate) const MAX_GROUPS: usize = 4;
 
 /// How `n` anchors (in their stored order) split into packed searchers: consecutive runs of
 /// near-equal size, none over [`MAX_ANCHORS`].
-pub fn group_sizes(n: usize) -> Vec<usize> {
+pub(crate) fn group_sizes(n: usize) -> Vec<usize> {
     let groups = n.div_ceil(MAX_ANCHORS).max(1);
     (0..groups)
         .map(|g| n / groups + usize::from(g < n % groups))
@@ -158,9 +158,8 @@ pub enum Owner {
     Marker(Marker),
 }
 
-#[doc(hidden)]
 #[derive(Debug)]
-pub struct CompiledPattern {
+pub(crate) struct CompiledPattern {
     pub owner: Owner,
     pub confirm: Confirm,
     /// Whether the pattern matches exactly one string (its source is a plain literal): a
@@ -183,9 +182,8 @@ impl CompiledPattern {
 }
 
 /// How a pattern confirms a candidate line.
-#[doc(hidden)]
 #[derive(Debug)]
-pub enum Confirm {
+pub(crate) enum Confirm {
     /// A regex compiled from source (a database compiled from signature files).
     Regex(meta::Regex),
     /// A pattern of a loaded archive: its stored DFA when it has one, else (its DFA was over
@@ -267,9 +265,8 @@ impl LineMatch {
     }
 }
 
-#[doc(hidden)]
 #[derive(Debug)]
-pub struct Matcher {
+pub(crate) struct Matcher {
     prefilter: Prefilter,
     anchors: Vec<Vec<u8>>,
     /// Per anchor: expected occurrences per MiB of ordinary log (see `compile::anchors::background`; empty for an archive).

@@ -1,30 +1,28 @@
 //! The compiled database's runtime side, the engine: [`Database`] (what a scan and a report
 //! ask of it), the two-stage matcher the scan runs, the regex dialect every regex is built
 //! in, and the archive format that stores a database. Nothing here uses the compiler
-//! ([`crate::compile`]): a database loaded from an archive runs without it.
+//! (`crate::compile`): a database loaded from an archive runs without it.
 
-pub mod archive;
-pub mod dialect;
+pub(crate) mod archive;
+pub(crate) mod dialect;
 mod hashed;
 pub(crate) mod matcher;
 
 use std::sync::OnceLock;
 
-#[doc(hidden)]
-pub use matcher::Matcher;
-pub use matcher::{CandidateProfile, LineMatch, Marker, Scratch};
+pub(crate) use matcher::Matcher;
+pub use matcher::{CandidateProfile, Cursor, LineMatch, Marker, Owner, Scratch};
 
-pub use crate::signature::SignatureInfo;
+use crate::signature::SignatureInfo;
 use dialect::build_regex;
 
 /// Most patterns one database may hold (a signature set, or an archive, with more is refused).
-pub const MAX_PATTERNS: usize = 20_000;
+pub(crate) const MAX_PATTERNS: usize = 20_000;
 
 /// A compiled, ready-to-scan signature database.
 ///
 /// ```
-/// use faultline_db::signature::{load_sources, SourceFile};
-/// use faultline_db::Database;
+/// use faultline_db::{load_sources, Database, SourceFile};
 ///
 /// let db_toml = "name = \"mine\"\nversion = \"1.0.0\"\nformat = 2\n";
 /// let sigs = r#"
@@ -139,9 +137,55 @@ impl Database {
         self.matcher.candidate_profile(sample)
     }
 
-    #[doc(hidden)]
-    pub fn matcher(&self) -> &Matcher {
-        &self.matcher
+    /// The start of the first candidate (an anchor occurrence) in `hay[start..]`, as an index
+    /// into `hay`: the prefilter's step of a scan.
+    #[inline]
+    pub fn find_candidate(&self, hay: &[u8], start: usize) -> Option<usize> {
+        self.matcher.find_candidate(hay, start)
+    }
+
+    /// [`Database::find_candidate`] for a scan that only moves forward through `hay`: `cursor`
+    /// remembers each searcher's next hit (start a fresh cursor for each buffer).
+    #[inline]
+    pub fn find_candidate_from(
+        &self,
+        hay: &[u8],
+        start: usize,
+        cursor: &mut Cursor,
+    ) -> Option<usize> {
+        self.matcher.find_candidate_from(hay, start, cursor)
+    }
+
+    /// Confirms one candidate line (no terminator) into `out`, for a line on which no anchor
+    /// starts before `from` (a scan that found the line by its first anchor does not search
+    /// the bytes before it again).
+    #[inline]
+    pub fn confirm_from(
+        &self,
+        line: &[u8],
+        from: usize,
+        scratch: &mut Scratch,
+        out: &mut LineMatch,
+    ) {
+        self.matcher.confirm_from(line, from, scratch, out);
+    }
+
+    /// Whether pattern `p` (by index, as in [`Database::pattern_owners`]) matches anywhere in
+    /// `line`: one pattern's confirmation alone, for a cost profile.
+    pub fn pattern_matches(&self, p: usize, line: &[u8]) -> bool {
+        self.matcher.is_match(p, line)
+    }
+
+    /// Who each compiled pattern belongs to, by pattern index: the signatures' patterns (in
+    /// [`Database::pattern_sources`] order), then the structural markers'.
+    pub fn pattern_owners(&self) -> impl ExactSizeIterator<Item = Owner> + '_ {
+        self.matcher.patterns.iter().map(|p| p.owner)
+    }
+
+    /// The pattern a candidate line is charged to in a cost profile, so that every candidate
+    /// line is charged once (see the matcher's rule); None when no anchor is on the line.
+    pub fn charged_pattern(&self, line: &[u8]) -> Option<u32> {
+        self.matcher.charged_pattern(line)
     }
 
     /// Matches one line (without its terminator) the way a scan does, prefilter included.

@@ -44,11 +44,11 @@ struct RawSignature {
 
 /// Largest signature file (and `db.toml`) read: a TOML document takes many times its size
 /// once parsed, so a bigger one is refused before it is read, with a located error.
-pub const MAX_SIGNATURE_FILE_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_SIGNATURE_FILE_BYTES: u64 = 16 << 20;
 
 /// The fields a signature must have; the others (`tags`, `priority`, `survivable`, required
 /// from format 2 on, and `constructed`) are optional.
-pub const REQUIRED_FIELDS: &[&str] = &[
+pub(crate) const REQUIRED_FIELDS: &[&str] = &[
     "id",
     "revision",
     "title",
@@ -377,7 +377,7 @@ pub fn load_sources(files: Vec<SourceFile>) -> Result<SignatureSet> {
 }
 
 /// Parses one signature file (not `db.toml`); `index` is its position in the set's file list.
-pub fn parse_file(index: usize, file: &SourceFile) -> std::result::Result<Vec<Signature>, Problem> {
+fn parse_file(index: usize, file: &SourceFile) -> std::result::Result<Vec<Signature>, Problem> {
     let raw: RawFile =
         toml::from_str(&file.text).map_err(|e| toml_problem(&file.path, &file.text, &e))?;
     let span = |s: std::ops::Range<usize>| Span {

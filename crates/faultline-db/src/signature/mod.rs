@@ -11,9 +11,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-pub use load::{load_dir, load_sources, parse_file};
-#[doc(hidden)]
-pub use load::{location, toml_problem};
+pub use load::{load_dir, load_sources, location, toml_problem};
 
 /// What a matched line means for the diagnosis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -152,11 +150,11 @@ pub struct DbInfo {
 
 /// The signature-file format this faultline writes and prefers: format 2 requires
 /// `survivable` on every signature.
-pub const FORMAT_VERSION: u32 = 2;
+pub(crate) const FORMAT_VERSION: u32 = 2;
 
 /// Every signature-file format this faultline reads. Format 1 sets load with `survivable`
 /// defaulted from severity, and `db check` warns about them.
-pub const SUPPORTED_FORMATS: [u32; 2] = [1, 2];
+pub(crate) const SUPPORTED_FORMATS: [u32; 2] = [1, 2];
 
 /// A source file of a signature set, kept so that problems can name line and column.
 #[derive(Clone, Debug)]
