@@ -762,15 +762,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             let mut text = String::new();
             for s in db.signatures() {
                 match format {
-                    TextOrJson::Json => {
-                        let v = serde_json::json!({
-                            "id": s.id, "revision": s.revision, "role": s.role.as_str(),
-                            "severity": s.severity.as_str(), "category": s.category,
-                            "tags": s.tags, "title": s.title, "priority": s.priority,
-                            "source": s.source,
-                        });
-                        text.push_str(&v.to_string());
-                    }
+                    TextOrJson::Json => text.push_str(&output::signature_json(s)),
                     TextOrJson::Human => text.push_str(&format!(
                         "{:<48} r{:<2} {:<8} {:<8} {:<24} {}",
                         s.id,

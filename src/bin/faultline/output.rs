@@ -3,9 +3,44 @@
 
 use std::fmt::Write;
 
+use serde::Serialize;
+
 use faultline::table;
 use faultline::{compare_pass_times, SetBench};
 use faultline::{FindingChange, FirstFinding, SetDiff};
+use faultline::{Role, Severity, SignatureInfo};
+
+/// One line of `db list --format json`: a view of a signature's [`SignatureInfo`] (the one
+/// metadata type), without its remediation and survivability. The fields stand in
+/// alphabetical order, the key order of this output since it was first written.
+#[derive(Serialize)]
+struct ListedSignature<'a> {
+    category: &'a str,
+    id: &'a str,
+    priority: i32,
+    revision: u32,
+    role: Role,
+    severity: Severity,
+    source: &'a str,
+    tags: &'a [String],
+    title: &'a str,
+}
+
+/// `s` as one line of `db list --format json` (without the newline).
+pub fn signature_json(s: &SignatureInfo) -> String {
+    let listed = ListedSignature {
+        category: &s.category,
+        id: &s.id,
+        priority: s.priority,
+        revision: s.revision,
+        role: s.role,
+        severity: s.severity,
+        source: &s.source,
+        tags: &s.tags,
+        title: &s.title,
+    };
+    serde_json::to_string(&listed).expect("a struct of strings and numbers serialises")
+}
 
 fn ratio(a: f64, b: f64) -> String {
     if b > 0.0 {
@@ -351,6 +386,27 @@ mod tests {
         assert!(text.contains("1.00x"), "{text}");
         let v: serde_json::Value = serde_json::from_str(&bench_json(&[b])).unwrap();
         assert_eq!(v["sets"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_listed_signature_keeps_its_keys_in_alphabetical_order() {
+        let info = SignatureInfo {
+            id: "v.a.b".into(),
+            revision: 3,
+            title: "A \"quoted\" title".into(),
+            role: Role::Symptom,
+            severity: Severity::Warning,
+            category: "c".into(),
+            tags: vec!["x".into(), "y".into()],
+            priority: -2,
+            survivable: true,
+            remediation: "not listed".into(),
+            source: "vendor: f.py".into(),
+        };
+        assert_eq!(
+            signature_json(&info),
+            r#"{"category":"c","id":"v.a.b","priority":-2,"revision":3,"role":"symptom","severity":"warning","source":"vendor: f.py","tags":["x","y"],"title":"A \"quoted\" title"}"#
+        );
     }
 
     fn set(retired: &str, sigs: &[(&str, u32, &str)]) -> faultline::SignatureSet {
