@@ -21,9 +21,11 @@ mod synth;
 mod synth_set;
 
 /// What the compiler reports besides the database (the prefilter's expected load), and the
-/// pattern-text helpers a report uses (captures filled into a remediation, group names
-/// dropped from a pattern).
-pub use compile::{interpolate, unnamed, CommonLiteral, PrefilterLoad};
+/// pattern-text helpers a report uses (captures filled into a remediation, with the bounds
+/// [`interpolate`] keeps to; group names dropped from a pattern).
+pub use compile::{
+    interpolate, unnamed, CommonLiteral, PrefilterLoad, MAX_CAPTURE_IN_REMEDIATION, MISSING_CAPTURE,
+};
 /// The compiled database as a file.
 pub use database::archive::{
     Archive, FORMAT as ARCHIVE_FORMAT, MAGIC as ARCHIVE_MAGIC, MAX_DFA_BYTES,

@@ -441,10 +441,10 @@ pub fn unnamed(pattern: &str) -> String {
 }
 
 /// Longest capture text put into a remediation; the rest is counted.
-pub(crate) const MAX_CAPTURE_IN_REMEDIATION: usize = 256;
+pub const MAX_CAPTURE_IN_REMEDIATION: usize = 256;
 
 /// The word shown for a placeholder whose capture did not match (an optional group).
-pub(crate) const MISSING_CAPTURE: &str = "(not captured)";
+pub const MISSING_CAPTURE: &str = "(not captured)";
 
 /// Fills the `{name}` placeholders of `text` from `captures` in one pass over `text`: the
 /// inserted values are never scanned again (a capture holding `{other}` stays as written),

@@ -282,7 +282,7 @@ impl Database {
     }
 
     /// Writes the database as an archive file, through a fresh temporary file in the same
-    /// directory and a rename, so a reader never sees half a file (see [`replace_file`]).
+    /// directory and a rename, so a reader never sees half a file (see `replace_file`).
     pub fn write_archive(&self, path: &Path, max_dfa_bytes: usize) -> Result<Archive> {
         let archive = self.to_archive(max_dfa_bytes)?;
         replace_file(path, &mut |file| file.write_all(&archive.bytes))?;
