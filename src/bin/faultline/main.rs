@@ -797,10 +797,11 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
 /// How an archive confirms lines: stored DFAs, and the patterns left to compile at first use.
 fn archive_summary(db: &Database, archive: &Archive) -> String {
     let mut text = format!(
-        "archive format {FORMAT}: {} of {} patterns confirmed by stored DFAs ({} KiB with the structural markers'), {} compiled at first use (DFA over {} KiB)\n",
+        "archive format {FORMAT}: {} of {} patterns confirmed by stored DFAs ({} KiB with the structural markers'), {} by their literals alone (no DFA stored), {} compiled at first use (DFA over {} KiB)\n",
         archive.dfas,
         db.pattern_sources().len(),
         archive.dfa_bytes / 1024,
+        archive.literal,
         archive.lazy.len(),
         MAX_DFA_BYTES / 1024,
     );

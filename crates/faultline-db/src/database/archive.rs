@@ -19,7 +19,9 @@
 //! its transition table from the buffer: no copy. The aho-corasick prefilter and literal
 //! automaton cannot be serialised; they are rebuilt at load from the stored literals, which
 //! takes about a millisecond for the full database (benches/load.rs). A pattern whose DFA would exceed the size limit stores
-//! only its source and is compiled to a regex the first time it must confirm a line.
+//! only its source and is compiled to a regex the first time it must confirm a line; one that
+//! matches exactly its required literals (plain text, `|`, `(?:…)`) stores none: the literal
+//! found in place confirms it.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -96,6 +98,9 @@ pub struct Archive {
     pub bytes: Vec<u8>,
     /// Signature patterns confirmed by a stored DFA (the structural markers always are).
     pub dfas: usize,
+    /// Signature patterns that match exactly their required literals (plain text, `|`,
+    /// `(?:…)`): confirmed by the literal the prefilter found, no DFA stored.
+    pub literal: usize,
     /// Total bytes of the stored DFAs, the markers' included.
     pub dfa_bytes: usize,
     /// Signature patterns stored as source only (DFA over the limit), with the reason; their
@@ -203,6 +208,7 @@ impl Database {
         let mut out = Archive {
             bytes: Vec::new(),
             dfas: 0,
+            literal: 0,
             dfa_bytes: 0,
             lazy: Vec::new(),
         };
@@ -221,18 +227,27 @@ impl Database {
                     (0, m as u8, source)
                 }
             };
-            let (dfa, dfa_len) = match build_dfa(source, max_dfa_bytes) {
-                Ok(words) => {
+            // A plain pattern never runs a DFA in a scan: the literal found decides. (Should
+            // anything ask it to run, it compiles its regex at first use.)
+            let built = if pat.plain && marker == 0 {
+                out.literal += 1;
+                None
+            } else {
+                Some(build_dfa(source, max_dfa_bytes))
+            };
+            let (dfa, dfa_len) = match built {
+                None => (None, 0),
+                Some(Ok(words)) => {
                     let len = words.len() * 4;
                     out.dfas += usize::from(marker == 0);
                     out.dfa_bytes += len;
                     (Some(words), len as u32)
                 }
-                Err(reason) if marker == 0 => {
+                Some(Err(reason)) if marker == 0 => {
                     out.lazy.push((p as u32, reason));
                     (None, 0)
                 }
-                Err(reason) => return Err(Limit::MarkerDfa(reason).into()),
+                Some(Err(reason)) => return Err(Limit::MarkerDfa(reason).into()),
             };
             patterns.push(PatternRecord {
                 signature,
@@ -309,19 +324,27 @@ impl Database {
         };
         let mut buf = AlignedVec::<16>::new();
         if meta.is_file() {
-            // One read of the known size into a buffer that never reallocates.
+            // The known size read into a buffer that never reallocates and is not filled
+            // with zeros first (writing 50 MB of zeros was a quarter of a large archive's
+            // load): `read_to_end` reads into the spare capacity.
             if meta.len() > MAX_ARCHIVE_BYTES {
                 return Err(too_large());
             }
-            buf.reserve_exact(meta.len() as usize);
-            buf.resize(meta.len() as usize, 0);
-            file.read_exact(buf.as_mut_slice()).map_err(|e| {
-                if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                    archive_error(path, ArchiveProblem::TruncatedWhileRead)
-                } else {
-                    io(e)
-                }
-            })?;
+            let len = meta.len() as usize;
+            let mut bytes = Vec::new();
+            bytes.reserve_exact(len);
+            (&mut file)
+                .take(meta.len())
+                .read_to_end(&mut bytes)
+                .map_err(io)?;
+            if bytes.len() < len {
+                return Err(archive_error(path, ArchiveProblem::TruncatedWhileRead));
+            }
+            // A large allocation is page-aligned in practice; otherwise one copy aligns it.
+            if bytes.as_ptr() as usize % 16 == 0 {
+                return load(Backing::Vec(bytes), path);
+            }
+            buf.extend_from_slice(&bytes);
         } else {
             buf.extend_from_reader(&mut file.take(MAX_ARCHIVE_BYTES + 1))
                 .map_err(io)?;
@@ -357,6 +380,8 @@ impl Database {
 pub(crate) enum Backing {
     Static(&'static [u8]),
     Heap(AlignedVec<16>),
+    /// A file read into a plain vector whose start happened to be 16-byte aligned.
+    Vec(Vec<u8>),
 }
 
 impl Backing {
@@ -364,6 +389,7 @@ impl Backing {
         match self {
             Backing::Static(b) => b,
             Backing::Heap(v) => v.as_slice(),
+            Backing::Vec(v) => v,
         }
     }
 }

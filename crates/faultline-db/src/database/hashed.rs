@@ -17,15 +17,21 @@ fn hash(w: u32) -> usize {
     (w.wrapping_mul(0x9e37_79b1) >> (32 - HASH_BITS)) as usize
 }
 
+/// Bits of the bucket index (the hash's high bits) of the anchor lists: 2^16 buckets, a
+/// 256 KiB index that is quick to build at load and to look up while building the matcher.
+const BUCKET_BITS: u32 = 16;
+
 /// The hashed prefilter over a list of anchors of at least four bytes each.
 #[derive(Debug)]
 pub(crate) struct Hashed {
     /// One bit per hash value: set when an anchor's first four bytes have that hash.
     bits: Vec<u64>,
-    /// Per hash value `h`, the anchors with that hash are `members[starts[h]..starts[h + 1]]`,
-    /// ascending (so the first that matches is the one leftmost-first search reports).
+    /// Per bucket `b` (the hash's top [`BUCKET_BITS`] bits), its anchors are
+    /// `members[starts[b]..starts[b + 1]]`, as (hash, anchor) sorted: those of one hash are
+    /// together and ascending (so the first that matches is the one leftmost-first search
+    /// reports).
     starts: Vec<u32>,
-    members: Vec<u32>,
+    members: Vec<(u32, u32)>,
     anchors: Vec<Vec<u8>>,
 }
 
@@ -42,23 +48,21 @@ impl Hashed {
         if anchors.is_empty() || anchors.iter().any(|a| a.len() < 4) {
             return None;
         }
-        let size = 1usize << HASH_BITS;
-        let mut bits = vec![0u64; size / 64];
-        let mut counts = vec![0u32; size + 1];
-        for a in anchors {
-            let h = hash(word(a));
-            bits[h / 64] |= 1 << (h % 64);
-            counts[h + 1] += 1;
+        let mut bits = vec![0u64; (1usize << HASH_BITS) / 64];
+        let mut members: Vec<(u32, u32)> = anchors
+            .iter()
+            .enumerate()
+            .map(|(i, a)| (hash(word(a)) as u32, i as u32))
+            .collect();
+        members.sort_unstable();
+        let buckets = 1usize << BUCKET_BITS;
+        let mut starts = vec![0u32; buckets + 1];
+        for &(h, _) in &members {
+            bits[h as usize / 64] |= 1 << (h % 64);
+            starts[(h >> (HASH_BITS - BUCKET_BITS)) as usize + 1] += 1;
         }
-        for h in 0..size {
-            counts[h + 1] += counts[h];
-        }
-        let starts = counts.clone();
-        let mut members = vec![0u32; anchors.len()];
-        for (i, a) in anchors.iter().enumerate() {
-            let h = hash(word(a));
-            members[counts[h] as usize] = i as u32;
-            counts[h] += 1;
+        for b in 0..buckets {
+            starts[b + 1] += starts[b];
         }
         Some(Hashed {
             bits,
@@ -74,14 +78,35 @@ impl Hashed {
         self.bits[h / 64] >> (h % 64) & 1 != 0
     }
 
-    /// The anchor (lowest index) that starts at `at` in `hay`, if any (`at + 4 <= hay.len()`).
-    fn at(&self, hay: &[u8], at: usize) -> Option<usize> {
-        let h = hash(word(&hay[at..]));
-        let (lo, hi) = (self.starts[h] as usize, self.starts[h + 1] as usize);
+    /// The anchors (ascending) whose first four bytes hash as `hay[at..at + 4]` does.
+    #[inline(always)]
+    fn bucket(&self, hay: &[u8], at: usize) -> impl Iterator<Item = usize> + '_ {
+        let h = hash(word(&hay[at..])) as u32;
+        let b = (h >> (HASH_BITS - BUCKET_BITS)) as usize;
+        let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
         self.members[lo..hi]
             .iter()
-            .map(|&a| a as usize)
+            .filter(move |&&(mh, _)| mh == h)
+            .map(|&(_, a)| a as usize)
+    }
+
+    /// The anchor (lowest index) that starts at `at` in `hay`, if any (`at + 4 <= hay.len()`).
+    fn at(&self, hay: &[u8], at: usize) -> Option<usize> {
+        self.bucket(hay, at)
             .find(|&a| hay[at..].starts_with(&self.anchors[a]))
+    }
+
+    /// Every anchor (ascending) that starts at `at` in `hay` (`at + 4 <= hay.len()`).
+    pub(crate) fn all_at<'a>(
+        &'a self,
+        hay: &'a [u8],
+        at: usize,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let hit = self.hit(word(&hay[at..]));
+        hit.then(|| self.bucket(hay, at))
+            .into_iter()
+            .flatten()
+            .filter(move |&a| hay[at..].starts_with(&self.anchors[a]))
     }
 
     /// The leftmost anchor occurrence at or after `start` in `hay`: (anchor, position), the

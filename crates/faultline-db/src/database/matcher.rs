@@ -9,7 +9,7 @@ use regex_automata::{meta, Input};
 
 use super::archive::Dfas;
 pub(crate) use super::dialect::build_regex;
-use super::dialect::plain_literal;
+use super::dialect::literal_language;
 
 /// Shortest member a required set may hold for the prefilter to use it.
 pub(crate) const MIN_LITERAL: usize = 4;
@@ -162,21 +162,33 @@ pub enum Owner {
 pub(crate) struct CompiledPattern {
     pub owner: Owner,
     pub confirm: Confirm,
-    /// Whether the pattern matches exactly one string (its source is a plain literal): a
-    /// line holding that string matches, with no regex to run.
+    /// Whether the pattern matches exactly the strings of its required literal set (its
+    /// source is a plain literal, or plain text with `|` and `(?:…)`, see
+    /// [`literal_language`]): a line holding one of them matches, with no regex to run.
     pub plain: bool,
+    /// A plain pattern's strings (its required literals), empty otherwise: whether a line
+    /// matches is whether it holds one of them.
+    pub strings: Vec<Vec<u8>>,
 }
 
 impl CompiledPattern {
     /// A pattern compiled from `source`, whose required literal set is `required`.
     pub fn new(owner: Owner, confirm: Confirm, source: &str, required: &[Vec<u8>]) -> Self {
-        let plain = plain_literal(source).is_some_and(|lit| {
-            lit.len() >= MIN_LITERAL && required.len() == 1 && required[0] == lit
+        // Every string must be long enough to anchor, else the pattern would be a candidate
+        // on every candidate line (see `unanchored`) and its regex must decide.
+        let plain = literal_language(source).is_some_and(|lang| {
+            lang.iter().all(|m| m.len() >= MIN_LITERAL) && {
+                let mut req = required.to_vec();
+                req.sort_unstable();
+                req.dedup();
+                req == lang
+            }
         });
         CompiledPattern {
             owner,
             confirm,
             plain,
+            strings: if plain { required.to_vec() } else { Vec::new() },
         }
     }
 }
@@ -303,15 +315,30 @@ pub(crate) fn distinct_members(required: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
 /// [`MIN_LITERAL`] bytes, sorted. One overlapping automaton pass over the literals and a
 /// prefix lookup per anchor: linear in their sizes (was: every anchor searched in every
 /// literal, and every pair of anchors compared: 2.5 s of a 5,000-signature archive's load).
+/// With `hashed`, the hashed prefilter over these anchors, its table replaces the automaton:
+/// one lookup per position of each literal, nothing to build (the automaton's construction
+/// was a tenth of a 5,000-signature archive's load).
 fn anchor_members(
     anchors: &[Vec<u8>],
     members: &[Vec<u8>],
+    hashed: Option<&super::hashed::Hashed>,
 ) -> Result<Vec<Vec<(u32, u32)>>, aho_corasick::BuildError> {
     let mut direct: Vec<Vec<(u32, u32)>> = vec![Vec::new(); anchors.len()];
     let searchable: Vec<usize> = (0..anchors.len())
         .filter(|&a| !anchors[a].is_empty())
         .collect();
-    if !searchable.is_empty() {
+    if let Some(h) = hashed {
+        for (m, member) in members.iter().enumerate() {
+            if member.len() < MIN_LITERAL {
+                continue;
+            }
+            for k in 0..=member.len() - 4 {
+                for a in h.all_at(member, k) {
+                    direct[a].push((m as u32, k as u32));
+                }
+            }
+        }
+    } else if !searchable.is_empty() {
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
             .build(searchable.iter().map(|&a| &anchors[a]))?;
@@ -324,23 +351,26 @@ fn anchor_members(
             }
         }
     }
-    // Anchors by their bytes; each anchor looks up its own prefixes.
-    let mut by_bytes: std::collections::HashMap<&[u8], Vec<usize>> =
-        std::collections::HashMap::new();
-    for (i, a) in anchors.iter().enumerate() {
-        by_bytes.entry(a.as_slice()).or_default().push(i);
-    }
+    // Anchors in byte order: the anchors that are prefixes of one (equal ones included) come
+    // before it, and every anchor between such a prefix and it holds that prefix too, so a
+    // stack of the prefix chain so far holds exactly its prefixes.
+    let mut sorted: Vec<usize> = (0..anchors.len()).collect();
+    sorted.sort_unstable_by(|&x, &y| anchors[x].cmp(&anchors[y]));
     let mut related: Vec<Vec<usize>> = vec![Vec::new(); anchors.len()];
-    for (i, a) in anchors.iter().enumerate() {
-        for len in 0..=a.len() {
-            for &j in by_bytes.get(&a[..len]).into_iter().flatten() {
-                if j != i {
-                    // `anchors[j]` is a prefix of `a`: each can start where the other does.
-                    related[i].push(j);
-                    related[j].push(i);
-                }
-            }
+    let mut chain: Vec<usize> = Vec::new();
+    for &i in &sorted {
+        while chain
+            .last()
+            .is_some_and(|&j| !anchors[i].starts_with(&anchors[j]))
+        {
+            chain.pop();
         }
+        for &j in &chain {
+            // `anchors[j]` is a prefix of `anchors[i]`: each can start where the other does.
+            related[i].push(j);
+            related[j].push(i);
+        }
+        chain.push(i);
     }
     Ok((0..anchors.len())
         .map(|i| {
@@ -366,11 +396,11 @@ impl Matcher {
         dfas: Option<Dfas>,
     ) -> Result<Matcher, aho_corasick::BuildError> {
         let mut members: Vec<Vec<u8>> = Vec::new();
-        let mut index = std::collections::HashMap::new();
+        let mut index: std::collections::HashMap<&[u8], usize> = std::collections::HashMap::new();
         let mut member_patterns: Vec<Vec<u32>> = Vec::new();
         for (p, set) in required.iter().enumerate() {
             for m in set {
-                let i = *index.entry(m.clone()).or_insert_with(|| {
+                let i = *index.entry(m.as_slice()).or_insert_with(|| {
                     members.push(m.clone());
                     member_patterns.push(Vec::new());
                     members.len() - 1
@@ -406,7 +436,11 @@ impl Matcher {
                     .build(&anchors)?,
             )
         };
-        let anchor_members = anchor_members(&anchors, &members)?;
+        let hashed = match &prefilter {
+            Prefilter::Hashed(h) => Some(h),
+            _ => None,
+        };
+        let anchor_members = anchor_members(&anchors, &members, hashed)?;
         let mut unanchored: Vec<u32> = members
             .iter()
             .zip(&member_patterns)
@@ -434,6 +468,13 @@ impl Matcher {
         let Some(pat) = self.patterns.get(p) else {
             return false;
         };
+        if pat.plain {
+            // The pattern matches exactly its strings (and has no stored DFA in an archive).
+            return pat
+                .strings
+                .iter()
+                .any(|s| memchr::memmem::find(line, s).is_some());
+        }
         let input = Input::new(line).earliest(true);
         match &pat.confirm {
             Confirm::Regex(re) => re.is_match(input),
@@ -545,7 +586,7 @@ impl Matcher {
     }
 
     /// Confirms one line (no terminator): every pattern one of whose required literals the
-    /// line holds is run on it (a plain literal pattern needs no run).
+    /// line holds is run on it (a plain pattern needs no run).
     pub fn confirm(&self, line: &[u8], scratch: &mut Scratch, out: &mut LineMatch) {
         self.confirm_from(line, 0, scratch, out);
     }
@@ -590,7 +631,7 @@ impl Matcher {
         scratch.candidates.dedup();
         for &p in &scratch.candidates {
             let pat = &self.patterns[p as usize];
-            // A plain literal pattern is in the list only when its one literal was found.
+            // A plain pattern is in the list only when one of its strings was found.
             if pat.plain || self.is_match(p as usize, line) {
                 match pat.owner {
                     Owner::Signature(s) => {
@@ -725,7 +766,21 @@ mod tests {
             members in proptest::collection::vec(proptest::collection::vec(b'a'..=b'c', 0..12), 0..12),
         ) {
             prop_assert_eq!(
-                anchor_members(&anchors, &members).expect("builds"),
+                anchor_members(&anchors, &members, None).expect("builds"),
+                anchor_members_by_definition(&anchors, &members)
+            );
+        }
+
+        /// The same with the hashed prefilter's table instead of the automaton (anchors of
+        /// four bytes or more, as it takes).
+        #[test]
+        fn anchor_members_by_the_hashed_table_agree_with_their_definition(
+            anchors in proptest::collection::vec(proptest::collection::vec(b'a'..=b'c', 4..7), 1..12),
+            members in proptest::collection::vec(proptest::collection::vec(b'a'..=b'c', 0..12), 0..12),
+        ) {
+            let hashed = super::super::hashed::Hashed::new(&anchors).expect("anchors of 4+ bytes");
+            prop_assert_eq!(
+                anchor_members(&anchors, &members, Some(&hashed)).expect("builds"),
                 anchor_members_by_definition(&anchors, &members)
             );
         }
