@@ -155,10 +155,10 @@ fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
     let mut nul = false;
     let mut window = 0usize;
     loop {
-        let candidate = db.find_candidate_from(buf, pos, &mut cursor);
+        let candidate = db.find_anchor_from(buf, pos, &mut cursor);
         if window > 0 && pos < buf.len() {
             let end = memchr(b'\n', &buf[pos..]).map_or(buf.len(), |i| pos + i);
-            if candidate.is_none_or(|c| c >= end) {
+            if candidate.is_none_or(|(_, c)| c >= end) {
                 // A line in a trigger's window with no candidate: delivered as context.
                 let passed = &buf[counted..pos];
                 newlines += bytecount::count(passed, b'\n') as u64;
@@ -171,7 +171,9 @@ fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
                 continue;
             }
         }
-        let Some(hit) = candidate else { break };
+        let Some((anchor, hit)) = candidate else {
+            break;
+        };
         let start = memrchr(b'\n', &buf[pos..hit]).map_or(pos, |i| pos + i + 1);
         let end = memchr(b'\n', &buf[hit..]).map_or(buf.len(), |i| hit + i);
         let passed = &buf[counted..start];
@@ -179,8 +181,16 @@ fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
         nul = nul || memchr(0, passed).is_some();
         counted = start;
         let line = trim_cr(&buf[start..end]);
-        // No anchor starts between `start` and `hit`: the searchers have passed it.
-        db.confirm_from(line, hit - start, &mut scratch, &mut matched);
+        // No anchor starts between `start` and `hit`: the searchers have passed it; the
+        // line's other anchors are found by the search that goes on to the next candidate.
+        db.confirm_in(
+            buf,
+            (start, start + line.len()),
+            (anchor, hit),
+            &mut cursor,
+            &mut scratch,
+            &mut matched,
+        );
         // Lines skipped since `pos` (none when a window is open) closed no window.
         if !matched.is_empty() {
             let trigger = triggers(&matched);

@@ -232,7 +232,8 @@ enum Prefilter {
 /// buffer searches each stretch once per searcher, not once per candidate.
 #[derive(Debug, Default)]
 pub struct Cursor {
-    /// Per searcher: searched from `from`, the first hit (anchor, start) at or after it.
+    /// Per searcher (one for a prefilter that is not packed): searched from `from`, the
+    /// first hit (anchor, start) at or after it.
     next: Vec<(usize, Option<(usize, usize)>)>,
 }
 
@@ -254,6 +255,8 @@ pub struct CandidateProfile {
 pub struct Scratch {
     candidates: Vec<u32>,
     cursor: Cursor,
+    /// The anchor occurrences on the line being confirmed: (anchor, start in the line).
+    found: Vec<(usize, usize)>,
 }
 
 /// What one line matched: the signatures (by index, ascending) and the markers.
@@ -291,6 +294,8 @@ pub(crate) struct Matcher {
     /// Patterns with a required literal too short to anchor: run on every candidate line.
     unanchored: Vec<u32>,
     members: Vec<Vec<u8>>,
+    /// Per member: its first and last byte, compared before the whole member is.
+    member_ends: Vec<[u8; 2]>,
     member_patterns: Vec<Vec<u32>>,
     pub patterns: Vec<CompiledPattern>,
     /// The DFAs of a loaded archive, by pattern index.
@@ -455,6 +460,15 @@ impl Matcher {
             anchor_rates,
             anchor_members,
             unanchored,
+            member_ends: members
+                .iter()
+                .map(|m| {
+                    [
+                        m.first().copied().unwrap_or(0),
+                        m.last().copied().unwrap_or(0),
+                    ]
+                })
+                .collect(),
             members,
             member_patterns,
             patterns,
@@ -519,7 +533,7 @@ impl Matcher {
         self.find_anchor_from(hay, start, &mut Cursor::default())
     }
 
-    fn find_anchor_from(
+    pub(crate) fn find_anchor_from(
         &self,
         hay: &[u8],
         start: usize,
@@ -529,23 +543,24 @@ impl Matcher {
             return None;
         }
         let span = aho_corasick::Span::from(start..hay.len());
+        let slots = match &self.prefilter {
+            Prefilter::Packed(searchers) => searchers.len(),
+            Prefilter::Hashed(_) | Prefilter::General(_) => 1,
+        };
+        if cursor.next.len() != slots {
+            cursor.next.clear();
+            cursor.next.resize(slots, (usize::MAX, None));
+        }
+        // A slot is still valid when it was searched from at or before `start` and its hit
+        // (or the end, for none) is not behind `start`.
+        let fresh = |slot: &(usize, Option<(usize, usize)>)| {
+            slot.0 <= start && slot.1.is_none_or(|(_, at)| at >= start)
+        };
         match &self.prefilter {
-            Prefilter::Packed(searchers) if searchers.len() == 1 => {
-                let (first, s) = &searchers[0];
-                s.find_in(hay, span)
-                    .map(|m| (first + m.pattern().as_usize(), m.start()))
-            }
             Prefilter::Packed(searchers) => {
-                if cursor.next.len() != searchers.len() {
-                    cursor.next.clear();
-                    cursor.next.resize(searchers.len(), (usize::MAX, None));
-                }
                 let mut best: Option<(usize, usize)> = None;
                 for ((first, s), slot) in searchers.iter().zip(cursor.next.iter_mut()) {
-                    // Still valid when searched from at or before `start` and the hit (or
-                    // the end, for none) is not behind `start`.
-                    let fresh = slot.0 <= start && slot.1.is_none_or(|(_, at)| at >= start);
-                    if !fresh {
+                    if !fresh(slot) {
                         let hit = s
                             .find_in(hay, span)
                             .map(|m| (first + m.pattern().as_usize(), m.start()));
@@ -559,10 +574,23 @@ impl Matcher {
                 }
                 best
             }
-            Prefilter::Hashed(h) => h.find(hay, start),
-            Prefilter::General(ac) => ac
-                .find(aho_corasick::Input::new(hay).range(start..))
-                .map(|m| (m.pattern().as_usize(), m.start())),
+            Prefilter::Hashed(h) => {
+                let slot = &mut cursor.next[0];
+                if !fresh(slot) {
+                    *slot = (start, h.find(hay, start));
+                }
+                slot.1
+            }
+            Prefilter::General(ac) => {
+                let slot = &mut cursor.next[0];
+                if !fresh(slot) {
+                    let hit = ac
+                        .find(aho_corasick::Input::new(hay).range(start..))
+                        .map(|m| (m.pattern().as_usize(), m.start()));
+                    *slot = (start, hit);
+                }
+                slot.1
+            }
         }
     }
 
@@ -601,35 +629,90 @@ impl Matcher {
         scratch: &mut Scratch,
         out: &mut LineMatch,
     ) {
-        out.signatures.clear();
-        out.markers = 0;
-        scratch.candidates.clear();
-        // Each anchor occurrence is checked against the literals that hold it, in place;
-        // anchors starting at the same place as a reported one are in its list.
+        scratch.found.clear();
+        self.collect_from(line, from, scratch);
+        self.confirm_found(line, scratch, out);
+    }
+
+    /// Appends the anchor occurrences on `line` from `from` on to `scratch.found`.
+    fn collect_from(&self, line: &[u8], from: usize, scratch: &mut Scratch) {
         let mut at = from.min(line.len());
-        let mut any = false;
-        let cursor = &mut scratch.cursor;
-        cursor.next.clear();
-        while let Some((a, start)) = self.find_anchor_from(line, at, cursor) {
-            any = true;
-            for &(m, k) in &self.anchor_members[a] {
-                let member = &self.members[m as usize];
-                let (m, k) = (m as usize, k as usize);
-                if start >= k && line[start - k..].starts_with(member) {
-                    scratch
-                        .candidates
-                        .extend_from_slice(&self.member_patterns[m]);
-                }
-            }
+        scratch.cursor.next.clear();
+        while let Some((a, start)) = self.find_anchor_from(line, at, &mut scratch.cursor) {
+            scratch.found.push((a, start));
             at = start + 1;
         }
-        if !any {
+    }
+
+    /// Confirms the line `hay[start..end]` (no terminator) on which the scan found anchor
+    /// `anchor` at `hit` with `cursor`, the cursor it scans `hay` with: the other anchors on
+    /// the line are found by the same search that goes on to the next candidate, so no byte
+    /// is searched twice. The same answer as [`Matcher::confirm_from`]`(line, hit - start)`.
+    pub fn confirm_in(
+        &self,
+        hay: &[u8],
+        (start, end): (usize, usize),
+        (anchor, hit): (usize, usize),
+        cursor: &mut Cursor,
+        scratch: &mut Scratch,
+        out: &mut LineMatch,
+    ) {
+        let end = end.min(hay.len());
+        let line = &hay[start.min(end)..end];
+        scratch.found.clear();
+        let mut next = Some((anchor, hit));
+        while let Some((a, at)) = next {
+            if at >= end {
+                break;
+            }
+            if at < start || at + self.anchors.get(a).map_or(0, Vec::len) > end {
+                // An occurrence reaching past the line's end (into a `\r`) may hide another
+                // that starts at the same place: search the rest in the line alone.
+                self.collect_from(line, at.saturating_sub(start), scratch);
+                break;
+            }
+            scratch.found.push((a, at - start));
+            next = self.find_anchor_from(hay, at + 1, cursor);
+        }
+        self.confirm_found(line, scratch, out);
+    }
+
+    /// Confirms `line` given its anchor occurrences (`scratch.found`, in order of start).
+    fn confirm_found(&self, line: &[u8], scratch: &mut Scratch, out: &mut LineMatch) {
+        out.signatures.clear();
+        out.markers = 0;
+        let Scratch {
+            candidates, found, ..
+        } = scratch;
+        candidates.clear();
+        if found.is_empty() {
             return;
         }
-        scratch.candidates.extend_from_slice(&self.unanchored);
-        scratch.candidates.sort_unstable();
-        scratch.candidates.dedup();
-        for &p in &scratch.candidates {
+        // Each anchor occurrence is checked against the literals that hold it, in place;
+        // anchors starting at the same place as a reported one are in its list.
+        for &(a, start) in found.iter() {
+            for &(m, k) in &self.anchor_members[a] {
+                let (m, k) = (m as usize, k as usize);
+                let member = &self.members[m];
+                let Some(s) = start.checked_sub(k) else {
+                    continue;
+                };
+                let e = s + member.len();
+                // Most literals sharing an anchor differ at an end: two byte comparisons
+                // spare most of the whole comparisons.
+                if e > s
+                    && e <= line.len()
+                    && [line[s], line[e - 1]] == self.member_ends[m]
+                    && line[s..e] == member[..]
+                {
+                    candidates.extend_from_slice(&self.member_patterns[m]);
+                }
+            }
+        }
+        candidates.extend_from_slice(&self.unanchored);
+        candidates.sort_unstable();
+        candidates.dedup();
+        for &p in candidates.iter() {
             let pat = &self.patterns[p as usize];
             // A plain pattern is in the list only when one of its strings was found.
             if pat.plain || self.is_match(p as usize, line) {
@@ -758,7 +841,73 @@ mod tests {
             .collect()
     }
 
+    /// Each line's verdict as [`Matcher::confirm_in`] gives it, driven the way the scan
+    /// drives it over the whole buffer; `None` for a line with no anchor.
+    fn verdicts_in(m: &Matcher, buf: &[u8]) -> Vec<(usize, LineMatch)> {
+        let (mut out, mut pos) = (Vec::new(), 0);
+        let (mut cursor, mut scratch) = (Cursor::default(), Scratch::default());
+        while let Some((a, hit)) = m.find_anchor_from(buf, pos, &mut cursor) {
+            let start = memchr::memrchr(b'\n', &buf[pos..hit]).map_or(pos, |i| pos + i + 1);
+            let end = memchr::memchr(b'\n', &buf[hit..]).map_or(buf.len(), |i| hit + i);
+            let trimmed = if buf[start..end].ends_with(b"\r") {
+                end - 1
+            } else {
+                end
+            };
+            let mut found = LineMatch::default();
+            m.confirm_in(
+                buf,
+                (start, trimmed),
+                (a, hit),
+                &mut cursor,
+                &mut scratch,
+                &mut found,
+            );
+            out.push((start, found));
+            pos = end + 1;
+        }
+        out
+    }
+
     proptest! {
+        /// The scan's confirmation (anchors found by the search that goes on to the next
+        /// line) gives each line what confirming that line alone gives: lines of the
+        /// repository's literals and anchors (shared, overlapping, cut, ending in `\r`).
+        #[test]
+        fn confirm_in_agrees_with_confirm_per_line(
+            picks in proptest::collection::vec((0usize..10_000, 0u8..8), 1..120),
+        ) {
+            let m = &crate::testing::database().matcher;
+            let mut buf = Vec::new();
+            for (i, kind) in picks {
+                match kind {
+                    0 => buf.push(b'\n'),
+                    1 => buf.extend_from_slice(b"\r\n"),
+                    2 => buf.extend_from_slice(&m.anchors[i % m.anchors.len()]),
+                    3 => {
+                        let a = &m.anchors[i % m.anchors.len()];
+                        buf.extend_from_slice(&a[..a.len() / 2]);
+                    }
+                    4 => buf.extend_from_slice(b" x\r"),
+                    _ => buf.extend_from_slice(&m.members[i % m.members.len()]),
+                }
+            }
+            let mut scratch = Scratch::default();
+            let mut expected = Vec::new();
+            let mut start = 0;
+            for line in buf.split(|&b| b == b'\n') {
+                let line_trimmed = line.strip_suffix(b"\r").unwrap_or(line);
+                let mut found = LineMatch::default();
+                m.confirm(line_trimmed, &mut scratch, &mut found);
+                let any = m.find_anchor_from(line, 0, &mut Cursor::default()).is_some();
+                if any {
+                    expected.push((start, found));
+                }
+                start += line.len() + 1;
+            }
+            prop_assert_eq!(verdicts_in(m, &buf), expected);
+        }
+
         /// Small alphabets, so that anchors repeat, overlap and are prefixes of each other.
         #[test]
         fn anchor_members_agree_with_their_definition(

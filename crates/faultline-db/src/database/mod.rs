@@ -156,6 +156,37 @@ impl Database {
         self.matcher.find_candidate_from(hay, start, cursor)
     }
 
+    /// [`Database::find_candidate_from`] with the anchor found there (its index), for
+    /// [`Database::confirm_in`].
+    #[inline]
+    pub fn find_anchor_from(
+        &self,
+        hay: &[u8],
+        start: usize,
+        cursor: &mut Cursor,
+    ) -> Option<(usize, usize)> {
+        self.matcher.find_anchor_from(hay, start, cursor)
+    }
+
+    /// Confirms the line `hay[start..end]` (no terminator) on which a scan of `hay` with
+    /// `cursor` found anchor `anchor` at `hit` ([`Database::find_anchor_from`]): the line's
+    /// other anchors are found by the same search that goes on to the next candidate, so no
+    /// byte is searched twice. Gives what [`Database::confirm_from`] gives for the line from
+    /// `hit`.
+    #[inline]
+    pub fn confirm_in(
+        &self,
+        hay: &[u8],
+        line: (usize, usize),
+        found: (usize, usize),
+        cursor: &mut Cursor,
+        scratch: &mut Scratch,
+        out: &mut LineMatch,
+    ) {
+        self.matcher
+            .confirm_in(hay, line, found, cursor, scratch, out);
+    }
+
     /// Confirms one candidate line (no terminator) into `out`, for a line on which no anchor
     /// starts before `from` (a scan that found the line by its first anchor does not search
     /// the bytes before it again).
