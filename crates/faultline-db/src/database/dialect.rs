@@ -34,33 +34,10 @@ pub(crate) fn build_regex(pattern: &str) -> Result<meta::Regex, meta::BuildError
         .build(pattern)
 }
 
-/// The one string `pattern` matches when it is a plain literal: ASCII with no
-/// metacharacters but escaped ones (`cuda\.py:`). A line holding that string matches it.
-pub(crate) fn plain_literal(pattern: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(pattern.len());
-    let mut bytes = pattern.bytes();
-    while let Some(b) = bytes.next() {
-        match b {
-            b'\\' => {
-                let e = bytes.next()?;
-                if !regex_syntax::is_meta_character(char::from(e)) {
-                    return None;
-                }
-                out.push(e);
-            }
-            b'.' | b'^' | b'$' | b'*' | b'+' | b'?' | b'(' | b')' | b'[' | b']' | b'{' | b'}'
-            | b'|' => return None,
-            0x20..=0x7e => out.push(b),
-            _ => return None,
-        }
-    }
-    (!out.is_empty()).then_some(out)
-}
-
 /// Most strings [`literal_language`] enumerates before it gives up.
 const MAX_LANGUAGE: usize = 64;
 
-/// Every string `pattern` matches, when its syntax is only plain text (as [`plain_literal`]),
+/// Every string `pattern` matches, when its syntax is only plain text (ASCII, metacharacters escaped),
 /// `|` and `(?:…)` groups of the same (`(?:exbzbco|vielmoez) jcfpbm`), and the strings are
 /// at most 64: a line holding one of them matches, with no regex to run. A cheap scan of the
 /// source, no parse, so that loading an archive can decide it per pattern.
