@@ -547,6 +547,28 @@ fn a_fatal_symptom_after_an_exception_ends_its_process() {
         .any(|g| g.text.contains("KeyError: 'messages'") && g.is_survived()));
 }
 
+/// NCCL's generic `unhandled system error` is a wrapper: the NCCL WARN line of the failing call
+/// names the cause even when it is printed after the exception (modelscope/ms-swift#6107); alone,
+/// the wrapper still stands in for the cause and keeps its signature.
+#[test]
+fn the_nccl_warn_line_outranks_the_system_error_wrapper_printed_before_it() {
+    let wrapper = "[rank10]: RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    let warn = "[2025-10-13 10:12:54] host-a:1458548:1480527 [0] misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Invalid argument";
+    let r = report(&format!("{wrapper}\n\n{warn}\n"));
+    assert_eq!(
+        (r.findings[0].signature.as_deref(), r.findings[0].line),
+        (Some("nccl.ib.verbs-call-failed"), 3),
+        "{:#?}",
+        r.findings
+    );
+    let r = report(&format!("{wrapper}\n"));
+    assert!(r.failed);
+    assert_eq!(
+        r.findings[0].signature.as_deref(),
+        Some("nccl.error.unhandled-system")
+    );
+}
+
 #[test]
 fn long_tracebacks_are_trimmed_with_a_count() {
     let mut log = String::from("Traceback (most recent call last):\n");
