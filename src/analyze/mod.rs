@@ -14,7 +14,8 @@
 //! 4. The earliest: by timestamp when every finding of the tier has one, else by position.
 //!
 //! A failure is fatal when its signature is not survivable, or when it ended its process (a
-//! terminal marker follows it, or its process printed nothing more); an unclassified
+//! terminal marker or a fatal symptom such as a launcher's `Error: ShardCannotStart` is its
+//! process's next line, or its process printed nothing more); an unclassified
 //! exception is survivable when its process went on (a later log line of the same process,
 //! INFO or WARNING, that is not a shutdown message). A terminal marker (death by signal, a
 //! non-zero exit, a Go/Rust/C++/Java crash, a compiler or build failure) makes a log failed
@@ -511,13 +512,17 @@ impl<'db> Analyzer<'db> {
         }
     }
 
-    /// The next line of `process` after a failure decides its fate.
+    /// The next line of `process` after a failure decides its fate. `reports_death`: the
+    /// line's signature is a fatal symptom (a launcher's `Error: ShardCannotStart`, a dead
+    /// engine or actor), which says the process that printed the failure ended; the lines of
+    /// another process (a second shard's stderr) that follow it do not make it go on.
     fn settle_pending(
         &mut self,
         process: &str,
         hit: &Hit,
         info: &line::LineInfo,
         sig_role: Option<Role>,
+        reports_death: bool,
     ) {
         if self.pending.is_empty() {
             return;
@@ -545,7 +550,7 @@ impl<'db> Analyzer<'db> {
         let Some(waiting) = self.pending.get(process) else {
             return;
         };
-        let fate = if terminal || winds_down(&info.message) {
+        let fate = if terminal || reports_death || winds_down(&info.message) {
             Fate::Ended
         } else {
             let ordinary = (info.level.is_some() || info.timestamp.is_some())
@@ -601,7 +606,11 @@ impl<'db> Analyzer<'db> {
         let process = info.process.clone().unwrap_or_default();
         self.run_boundary(hit, &info, &process);
         let sig_role = winner.map(|w| self.db.signature(w).role);
-        self.settle_pending(&process, hit, &info, sig_role);
+        let reports_death = winner.is_some_and(|w| {
+            let sig = self.db.signature(w);
+            sig.role == Role::Symptom && sig.severity == Severity::Fatal && !sig.survivable
+        });
+        self.settle_pending(&process, hit, &info, sig_role, reports_death);
         let logged = self
             .last_error
             .as_ref()

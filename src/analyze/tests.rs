@@ -507,6 +507,68 @@ fn a_survivable_error_line_whose_process_stopped_stands_in() {
     assert!(!report(&format!("{kill}\n")).failed);
 }
 
+/// A fatal symptom right after an unknown exception (TGI's `Error: ShardCannotStart` after
+/// a shard's traceback) says the exception's process ended: the next shard's WARNING lines
+/// after it do not make the exception survivable, and it comes before the wrapper.
+/// Counterexample (a served request, as in the healthy corpus log
+/// `vllm-survivable-preprocessing-error-after-health`): an exception whose process went on
+/// before a fatal symptom stays survived, and the symptom stands in.
+#[test]
+fn a_fatal_symptom_after_an_exception_ends_its_process() {
+    let shards = "  File \"/opt/conda/lib/python3.9/site-packages/text_generation_server/utils/weights.py\", line 84, in get_sharded\n    assert (\nAssertionError: The choosen size 50432 is not compatible with sharding on 3 shards\n rank=0\nError: ShardCannotStart\n2023-06-07T16:07:50.177973Z ERROR text_generation_launcher: Shard 1 failed to start:     \nWARNING: Compute capability < 7.5 detected! Only slow 8-bit matmul is supported for your \n";
+    let r = report(shards);
+    let f = &r.findings[0];
+    assert_eq!(
+        (f.role, f.line, f.survivable),
+        (FindingRole::Unclassified, 3, false),
+        "{:#?}",
+        r.findings
+    );
+    assert!(f.text.contains("not compatible with sharding"));
+
+    let p = "(APIServer pid=1) ERROR 08-25 12:24:19 [serving_chat.py:200]";
+    let served = format!(
+        "{p} Error in preprocessing prompt inputs\n{p} Traceback (most recent call last):\n{p}   File \"serving_chat.py\", line 180, in create_chat_completion\n{p}     messages = request['messages']\n{p} KeyError: 'messages'\n(APIServer pid=1) INFO:     127.0.0.1:5000 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request\n"
+    );
+    assert!(!report(&served).failed);
+    let dead = format!(
+        "{served}(APIServer pid=1) vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n"
+    );
+    let r = report(&dead);
+    assert_eq!(
+        r.findings[0].signature.as_deref(),
+        Some("vllm.engine.dead"),
+        "{:#?}",
+        r.findings
+    );
+    assert!(r
+        .findings
+        .iter()
+        .any(|g| g.text.contains("KeyError: 'messages'") && g.is_survived()));
+}
+
+/// NCCL's generic `unhandled system error` is a wrapper: the NCCL WARN line of the failing call
+/// names the cause even when it is printed after the exception (modelscope/ms-swift#6107); alone,
+/// the wrapper still stands in for the cause and keeps its signature.
+#[test]
+fn the_nccl_warn_line_outranks_the_system_error_wrapper_printed_before_it() {
+    let wrapper = "[rank10]: RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    let warn = "[2025-10-13 10:12:54] host-a:1458548:1480527 [0] misc/ibvwrap.cc:182 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Invalid argument";
+    let r = report(&format!("{wrapper}\n\n{warn}\n"));
+    assert_eq!(
+        (r.findings[0].signature.as_deref(), r.findings[0].line),
+        (Some("nccl.ib.verbs-call-failed"), 3),
+        "{:#?}",
+        r.findings
+    );
+    let r = report(&format!("{wrapper}\n"));
+    assert!(r.failed);
+    assert_eq!(
+        r.findings[0].signature.as_deref(),
+        Some("nccl.error.unhandled-system")
+    );
+}
+
 #[test]
 fn long_tracebacks_are_trimmed_with_a_count() {
     let mut log = String::from("Traceback (most recent call last):\n");
