@@ -9,9 +9,15 @@ use super::literals::{group_sizes, MAX_ANCHORS, MAX_GROUPS, MIN_LITERAL};
 
 /// Longest anchor considered: longer substrings are rarer but shared by fewer literals.
 const MAX_ANCHOR_LEN: usize = 12;
-/// Modelled fixed cost of confirming one candidate line, in nanoseconds (leaving and
-/// restarting the searchers, the in-place literal checks, analysis of a hit).
-const CONFIRM_NS: f64 = 300.0;
+/// Modelled fixed cost of confirming one candidate line, in nanoseconds (the anchors'
+/// in-place literal checks, the patterns run, analysis of a hit). Measured in instructions
+/// (callgrind, 24 MiB logs, after the scan stopped searching a candidate line twice): a
+/// candidate line costs 3,800 (serving log) to 5,900 (independent log) instructions, a fat
+/// packed searcher 2.0 per byte; at the searcher's price of 0.38 ns per byte below, that is
+/// 700-1,100 ns. The earlier 300 ns made a common anchor look nearly free: with one literal
+/// more than two searchers hold, the model took `" to "` (26% of a serving log's lines
+/// candidates) over a third searcher.
+const CONFIRM_NS: f64 = 700.0;
 /// Modelled cost per byte of a candidate line, in nanoseconds: its bounds are found, every
 /// searcher runs over it again and each pattern whose literal it holds runs over all of it.
 /// Measured: a 907-byte prompt line cost 0.42 µs more as a candidate than as a passed line,
@@ -43,6 +49,12 @@ pub(crate) fn background() -> &'static [u8] {
 /// searchers against 126 in two), so the layout is held at two and the sample only moves
 /// anchors within it.
 const PREFERRED_GROUPS: usize = 2;
+
+/// How many times its modelled cost a layout within [`PREFERRED_GROUPS`] may be held at
+/// against the cheapest one beyond it: the preference for fewer searchers corrects a small
+/// mispricing, so it must not keep a layout the model finds far costlier (common anchors
+/// chosen only to stay within two searchers).
+const HELD_LAYOUT_RATIO: f64 = 1.5;
 
 /// Modelled prefilter cost in nanoseconds per byte for `n` anchors (the packed searcher
 /// slows as its buckets fill: measured on a 2-core x86-64 with AVX2, see BENCHMARKS.md).
@@ -158,9 +170,10 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorCho
     }
     let freq = byte_freqs(sample);
     let windows = Windows::of(sample);
-    // (more searchers than PREFERRED_GROUPS, modelled cost): a layout within the preferred
-    // searcher count wins over any beyond it.
-    let mut best: Option<((bool, f64), Vec<usize>)> = None;
+    // The cheapest layout within PREFERRED_GROUPS searchers and the cheapest beyond it, by
+    // modelled cost: the first wins unless it costs HELD_LAYOUT_RATIO times the second.
+    let mut within: Option<(f64, Vec<usize>)> = None;
+    let mut beyond: Option<(f64, Vec<usize>)> = None;
     // Over the packed searchers' limit, the general prefilter runs at about the same speed
     // whatever its anchor count, so the rarest cover wins there (was: the fewest anchors,
     // which are the most common substrings: with 500 extra signatures, "ing " and "ion "
@@ -193,11 +206,20 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorCho
                     * VERIFY_NS;
             arranged.extend(order.into_iter().map(|i| group[i]));
         }
-        let key = (group_sizes(arranged.len()).len() > PREFERRED_GROUPS, cost);
-        if best.as_ref().is_none_or(|(k, _)| key < *k) {
-            best = Some((key, arranged));
+        let slot = if group_sizes(arranged.len()).len() > PREFERRED_GROUPS {
+            &mut beyond
+        } else {
+            &mut within
+        };
+        if slot.as_ref().is_none_or(|(k, _)| cost < *k) {
+            *slot = Some((cost, arranged));
         }
     }
+    let best = match (within, beyond) {
+        (Some(w), Some(b)) if w.0 > HELD_LAYOUT_RATIO * b.0 => Some(b),
+        (Some(w), _) => Some(w),
+        (None, b) => b,
+    };
     let mut chosen = best
         .map(|(_, c)| c)
         .or(rarest_over.map(|(_, c)| c))
