@@ -467,6 +467,15 @@ fn a_cut_traceback_from_the_entry_point_is_fatal_unless_a_logger_printed_it() {
     assert!(!report("Traceback (most recent call last):\n  File \"/app/server.py\", line 408, in run_asgi\n    result = await app(\n").failed);
 }
 
+/// A served request's exception as vLLM's API server logs it (every line under its ERROR
+/// prefix, `code` the raising line), then the request's 400 access line: the server went on.
+fn served_request_error(code: &str, exception: &str) -> String {
+    let p = "(APIServer pid=1) ERROR 08-25 12:24:19 [serving_chat.py:200]";
+    format!(
+        "{p} Error in preprocessing prompt inputs\n{p} Traceback (most recent call last):\n{p}   File \"serving_chat.py\", line 180, in create_chat_completion\n{p}     {code}\n{p} {exception}\n(APIServer pid=1) INFO:     127.0.0.1:5000 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request\n"
+    )
+}
+
 /// In a failed run with no known cause, a survivable cause logged at ERROR whose process
 /// was not seen going on stands in (keeping its signature); one whose process went on
 /// does not.
@@ -487,10 +496,7 @@ fn a_survivable_error_line_whose_process_stopped_stands_in() {
     );
     // A per-request error logged at ERROR whose server went on (its 400 access line)
     // does not stand in for the crash after it.
-    let p = "(APIServer pid=1) ERROR 08-25 12:24:19 [serving_chat.py:200]";
-    let served = format!(
-            "{p} Error in preprocessing prompt inputs\n{p} Traceback (most recent call last):\n{p}   File \"serving_chat.py\", line 180, in create_chat_completion\n{p}     self._validate_input(request)\n{p} {CTX}\n(APIServer pid=1) INFO:     127.0.0.1:5000 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request\nKilled\n"
-        );
+    let served = served_request_error("self._validate_input(request)", CTX) + "Killed\n";
     let r = report(&served);
     let f = &r.findings[0];
     assert_eq!(
@@ -526,10 +532,7 @@ fn a_fatal_symptom_after_an_exception_ends_its_process() {
     );
     assert!(f.text.contains("not compatible with sharding"));
 
-    let p = "(APIServer pid=1) ERROR 08-25 12:24:19 [serving_chat.py:200]";
-    let served = format!(
-        "{p} Error in preprocessing prompt inputs\n{p} Traceback (most recent call last):\n{p}   File \"serving_chat.py\", line 180, in create_chat_completion\n{p}     messages = request['messages']\n{p} KeyError: 'messages'\n(APIServer pid=1) INFO:     127.0.0.1:5000 - \"POST /v1/chat/completions HTTP/1.1\" 400 Bad Request\n"
-    );
+    let served = served_request_error("messages = request['messages']", "KeyError: 'messages'");
     assert!(!report(&served).failed);
     let dead = format!(
         "{served}(APIServer pid=1) vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n"

@@ -18,8 +18,8 @@ const MAX_ANCHOR_LEN: usize = 12;
 /// more than two searchers hold, the model took `" to "` (26% of a serving log's lines
 /// candidates) over a third searcher.
 const CONFIRM_NS: f64 = 700.0;
-/// Modelled cost per byte of a candidate line, in nanoseconds: its bounds are found, every
-/// searcher runs over it again and each pattern whose literal it holds runs over all of it.
+/// Modelled cost per byte of a candidate line, in nanoseconds: its bounds are found and each
+/// pattern whose literal it holds runs over all of it.
 /// Measured: a 907-byte prompt line cost 0.42 µs more as a candidate than as a passed line,
 /// a 114-byte line about 0.3 µs (see BENCHMARKS.md, "Signature set 2027.01.0 vs 2026.12.0").
 const CONFIRM_NS_PER_BYTE: f64 = 0.4;

@@ -516,18 +516,6 @@ impl Matcher {
         self.find_anchor(hay, start).map(|(_, at)| at)
     }
 
-    /// [`Matcher::find_candidate`] for a scan that only moves forward through `hay`: `cursor`
-    /// remembers each searcher's next hit (start a fresh cursor for each buffer).
-    #[inline]
-    pub fn find_candidate_from(
-        &self,
-        hay: &[u8],
-        start: usize,
-        cursor: &mut Cursor,
-    ) -> Option<usize> {
-        self.find_anchor_from(hay, start, cursor).map(|(_, at)| at)
-    }
-
     /// The anchor index and start of the first anchor occurrence in `hay[start..]`.
     fn find_anchor(&self, hay: &[u8], start: usize) -> Option<(usize, usize)> {
         self.find_anchor_from(hay, start, &mut Cursor::default())

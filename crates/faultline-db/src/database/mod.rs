@@ -144,20 +144,9 @@ impl Database {
         self.matcher.find_candidate(hay, start)
     }
 
-    /// [`Database::find_candidate`] for a scan that only moves forward through `hay`: `cursor`
-    /// remembers each searcher's next hit (start a fresh cursor for each buffer).
-    #[inline]
-    pub fn find_candidate_from(
-        &self,
-        hay: &[u8],
-        start: usize,
-        cursor: &mut Cursor,
-    ) -> Option<usize> {
-        self.matcher.find_candidate_from(hay, start, cursor)
-    }
-
-    /// [`Database::find_candidate_from`] with the anchor found there (its index), for
-    /// [`Database::confirm_in`].
+    /// [`Database::find_candidate`] for a scan that only moves forward through `hay`, with the
+    /// anchor found there (its index), for [`Database::confirm_in`]: `cursor` remembers each
+    /// searcher's next hit (start a fresh cursor for each buffer).
     #[inline]
     pub fn find_anchor_from(
         &self,
