@@ -204,6 +204,8 @@ fn terminal_markers_on_real_lines_and_healthy_near_misses() {
             "panic: runtime error: invalid memory address or nil pointer dereference",
             "fatal error: all goroutines are asleep - deadlock!",
             "terminate called after throwing an instance of 'c10::Error'",
+            // libc++abi's terminate handler on macOS (mlc-llm #2994)
+            "libc++abi: terminating due to uncaught exception of type tvm::runtime::InternalError: [12:42:06] /Users/user/mlc-llm/cpp/serve/model.cc:41: InternalError: Check failed: (config_istream) is false:",
             "thread 'main' panicked at 'called `Result::unwrap()` on an `Err` value', src/main.rs:10:5",
             "Exception in thread \"main\" java.lang.OutOfMemoryError: Java heap space",
             "csrc/flash_attn/src/flash_fwd_kernel.h:5:10: fatal error: cute/tensor.hpp: No such file or directory",
@@ -235,6 +237,9 @@ fn terminal_markers_on_real_lines_and_healthy_near_misses() {
             // a finished vLLM benchmark stopped with SIGTERM: abseil reports it too
             "0: *** SIGTERM received at time=1759954468 on cpu 5 ***",
             "host-a:14057:14823 [6] NCCL INFO comm 0xaf19000 rank 14 nranks 16 cudaDev 6 busId db000 - Abort COMPLETE",
+            // the C++ runtime library named in a healthy macOS run, and a clean shutdown
+            "dyld: loaded: /usr/lib/libc++abi.dylib",
+            "INFO:     Received SIGTERM, terminating workers",
         ] {
             assert!(!terminal(line), "{line}");
         }

@@ -125,6 +125,9 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
         Marker::Terminal,
         r"terminate called (?:after throwing an instance of|without an active exception)",
     ),
+    // libc++abi's terminate handler (clang, macOS, Android): `libc++abi: terminating due to
+    // uncaught exception of type T: what`.
+    (Marker::Terminal, r"libc\+\+abi: terminating"),
     (Marker::Terminal, r"thread '[^']*' panicked at"),
     (Marker::Terminal, r#"Exception in thread ""#),
     // Compilers, assemblers, linkers and package builds.
