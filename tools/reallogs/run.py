@@ -204,6 +204,8 @@ class Runner:
         subprocess.run([str(self.bin / "ray"), "stop", "--force"], env=self.env(), capture_output=True, timeout=120)
         if self.raytmp.exists():
             shutil.rmtree(self.raytmp, ignore_errors=True)
+        # a token left by an earlier run's ray.init() would switch the next cluster to token auth
+        shutil.rmtree(self.out / "home" / ".ray", ignore_errors=True)
         self.raytmp.mkdir(parents=True)
 
     # -------------------------------------------------------------- workloads
