@@ -17,13 +17,14 @@
 //! terminal marker or a fatal symptom such as a launcher's `Error: ShardCannotStart` is its
 //! process's next line, or its process printed nothing more); an unclassified
 //! exception is survivable when its process went on (a later log line of the same process,
-//! INFO or WARNING, that is not a shutdown message). A terminal marker (death by signal, a
+//! INFO or WARNING, that is not a shutdown or teardown message nor a peer's disconnect). A terminal marker (death by signal, a
 //! non-zero exit, a Go/Rust/C++/Java crash, a compiler or build failure) makes a log failed
 //! on its own; ERROR-level lines never do, but in a failed log with no known cause the first
 //! of them stands in for it (a survivable cause logged at ERROR whose process was not seen
 //! going on counts as one). In a run with no fatal cause and no traceback end, the first
 //! symptom that is not survivable (fatal or error severity) becomes a fatal unclassified
-//! finding that keeps its signature ("the log shows its symptom").
+//! finding that keeps its signature ("the log shows its symptom"); a symptom tagged `peer`
+//! (a collective that lost a peer rank) only when no other symptom can.
 
 pub mod line;
 mod traceback;
@@ -344,9 +345,12 @@ fn names_a_class(message: &str) -> bool {
             .is_some_and(|n| n.starts_with(|c: char| c.is_ascii_uppercase()))
 }
 
-/// Whether a log line says its process is stopping (not going on).
+/// Whether a log line says its process is stopping (not going on). Teardown lines a library
+/// prints as its process exits count too: c10d's TCPStore prints `Store exit requested`,
+/// `uv_loop_close failed ...` and `uv_loop cleanup finished.` at INFO after the traceback that
+/// ended the torchrun agent.
 fn winds_down(message: &str) -> bool {
-    const WORDS: [&str; 14] = [
+    const WORDS: [&str; 16] = [
         "shutting down",
         "shutdown",
         "exiting",
@@ -361,9 +365,20 @@ fn winds_down(message: &str) -> bool {
         "exit code",
         "exitcode",
         "cleaning up",
+        "exit requested",
+        "cleanup finished",
     ];
     let lower = message.to_ascii_lowercase();
     WORDS.iter().any(|w| lower.contains(w))
+}
+
+/// Whether a log line only says that a peer closed its connection to this process (a c10d
+/// store server's `Remote peer closed the connection.` as a client exits): it says nothing
+/// about this process going on, so it settles no pending failure.
+fn peer_left(message: &str) -> bool {
+    message
+        .to_ascii_lowercase()
+        .contains("closed the connection")
 }
 
 /// The kind of torch elastic's `restart_count=N` (N > 0): a restart is always a new run.
@@ -560,7 +575,7 @@ impl<'db> Analyzer<'db> {
                 && !m.has(Marker::Frame)
                 && !m.has(Marker::ErrorLevel)
                 && !matches!(sig_role, Some(Role::Cause | Role::Symptom));
-            if !ordinary {
+            if !ordinary || peer_left(&info.message) {
                 return;
             }
             Fate::WentOn
@@ -1054,8 +1069,13 @@ impl<'db> Analyzer<'db> {
         }
         // Only symptoms: in a run with no fatal cause and no traceback end, the first symptom
         // that does not let its process live on (a fatal or error severity, not survivable)
-        // stands in for the unknown cause, keeping its signature.
-        let mut first_symptom: BTreeMap<u32, usize> = BTreeMap::new();
+        // stands in for the unknown cause, keeping its signature. A symptom tagged `peer` (a
+        // rank's collective lost its connection to a peer: gloo's `Connection closed by peer`,
+        // NCCL's `remote process exited`) reports another process's death, so the first
+        // symptom that is not one comes before it (a launcher's `failed (exitcode: -11)` line
+        // for the rank that died).
+        let peer = |db: &Database, s: u32| db.signature(s).tags.iter().any(|t| t == "peer");
+        let mut first_symptom: BTreeMap<u32, (bool, u64, usize)> = BTreeMap::new();
         for (i, g) in self.groups.iter().enumerate() {
             let Some(s) = g.signature.filter(|_| g.role == FindingRole::Symptom) else {
                 continue;
@@ -1064,12 +1084,13 @@ impl<'db> Analyzer<'db> {
             if sig.survivable || !matches!(sig.severity, Severity::Fatal | Severity::Error) {
                 continue;
             }
-            let first = first_symptom.entry(g.run).or_insert(i);
-            if self.groups[*first].line > g.line {
-                *first = i;
+            let key = (peer(self.db, s), g.line, i);
+            let first = first_symptom.entry(g.run).or_insert(key);
+            if key < *first {
+                *first = key;
             }
         }
-        for (run, i) in first_symptom {
+        for (run, (_, _, i)) in first_symptom {
             if fatal_known(&self.groups, run, true) {
                 continue;
             }

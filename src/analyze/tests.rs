@@ -606,3 +606,64 @@ fn priority_decides_a_line_and_all_shows_the_rest() {
     assert_eq!(r.counts.matched_lines, 1);
     assert_eq!(r.findings.len(), 1);
 }
+
+const GLOO_PEER_CLOSED: &str = "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:561] Connection closed by peer [127.0.0.1]:23211. This is typically caused by a remote worker crashing. Check the logs of the remote worker before reporting an error. GLHF!";
+const AGENT_FAILED: &str = "E1204 20:25:34.063000 13624 torch/distributed/elastic/multiprocessing/api.py:1002] failed (exitcode: -11) local_rank: 1 (pid: 13635) of binary: /usr/bin/python3";
+
+#[test]
+fn a_peer_symptom_yields_to_the_exit_line_of_the_rank_that_died() {
+    // Rank 0's gloo error (a peer's death) is printed before the agent's line for rank 1.
+    let tb = "[rank0]: Traceback (most recent call last):\n[rank0]:   File \"train.py\", line 57, in <module>\n[rank0]:     dist.all_reduce(t)\n";
+    for peer in [
+        GLOO_PEER_CLOSED,
+        "[rank0]: RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:545] Read error [127.0.0.1]:14228: Connection reset by peer. This is typically caused by a remote worker hanging or bugs in the application.",
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:328, remote process exited or there was a network error, NCCL version 2.21.5",
+    ] {
+        let log = format!("{tb}{peer}\nW1204 20:25:33.999000 13624 torch/distributed/elastic/multiprocessing/api.py:1028] Sending process 13634 closing signal SIGTERM\n{AGENT_FAILED}\n");
+        let r = report(&log);
+        let f = &r.findings[0];
+        assert_eq!(
+            (f.signature.as_deref(), f.line),
+            (Some("pytorch.distributed.elastic-worker-failed"), 6),
+            "{peer}\n{:#?}",
+            r.findings
+        );
+        assert!(r.failed);
+    }
+    // Alone, a peer symptom still stands in: the log shows it failed.
+    let r = report(&format!("{tb}{GLOO_PEER_CLOSED}\n"));
+    let f = &r.findings[0];
+    assert_eq!(
+        (f.role, f.signature.as_deref(), f.line),
+        (
+            FindingRole::Unclassified,
+            Some("pytorch.distributed.gloo-peer-closed"),
+            4
+        )
+    );
+    assert!(r.failed);
+    // Healthy: the c10d store's own disconnect notices at a clean exit are no failure.
+    // (The end of tools/reallogs' healthy torchrun run.)
+    let healthy = "2026-12-04 20:25:13,654 INFO [rank0] ddp_train: training finished: final loss 0.02212\n[I1204 20:25:15.949759055 TCPStoreLibUvBackend.cpp:130] [c10d - debug] Remote peer closed the connection.\nI1204 20:25:15.308000 13491 torch/distributed/elastic/agent/server/api.py:931] [default] worker group successfully finished. Waiting 300 seconds for other agents to finish.\n[I1204 20:25:15.992229218 TCPStoreLibUvBackend.cpp:130] [c10d - debug] Remote peer closed the connection.\n[I1204 20:25:15.992348516 TCPStoreLibUvBackend.cpp:1253] [c10d - debug] Store exit requested\n[I1204 20:25:15.992391991 TCPStoreLibUvBackend.cpp:1329] [c10d - debug] UV main loop done: res:1\n";
+    let r = report(healthy);
+    assert!(!r.failed && !r.diagnosed(), "{:#?}", r.findings);
+}
+
+#[test]
+fn teardown_lines_and_a_peers_disconnect_are_not_going_on() {
+    let tb = "Traceback (most recent call last):\n  File \"/venv/bin/torchrun\", line 8, in <module>\n    sys.exit(main())\nRuntimeError: rendezvous stalled\n";
+    let disconnect = "[I1204 20:26:04.134521998 TCPStoreLibUvBackend.cpp:130] [c10d - debug] Remote peer closed the connection.\n";
+    // The store's teardown as the agent exits: the exception ended its process.
+    for teardown in [
+        "[I1204 20:26:04.134652262 TCPStoreLibUvBackend.cpp:1253] [c10d - debug] Store exit requested\n",
+        "[I1204 20:26:04.134834534 TCPStoreLibUvBackend.cpp:1364] [c10d] uv_loop cleanup finished.\n",
+    ] {
+        let r = report(&format!("{tb}{disconnect}{teardown}[I1204 20:26:04.134703028 TCPStoreLibUvBackend.cpp:1316] [c10d - debug] UV live handle type 12 active:1 is-closing:0\n"));
+        assert!(r.failed, "{teardown}{:#?}", r.findings);
+        assert!(r.findings[0].ended_process && !r.findings[0].survivable);
+    }
+    // Healthy counterexample: after the disconnect the process logs on, so it survived.
+    let r = report(&format!("{tb}{disconnect}I1204 20:26:05.091000 13755 torch/distributed/elastic/agent/server/api.py:706] [default] Rendezvous'ing worker group\n"));
+    assert!(!r.failed, "{:#?}", r.findings);
+    assert!(r.findings[0].survivable);
+}
