@@ -125,6 +125,6 @@ fn main() {
 }
 
 fn fail(path: &Path, msg: &str) -> ! {
-    eprintln!("freq_table: {}: {msg}", path.display());
+    eprintln!("anchor_sample: {}: {msg}", path.display());
     std::process::exit(1);
 }

@@ -411,6 +411,8 @@ struct Keyed {
     present: [u64; 12],
     /// Where the entries under [`Keyed::NONE`] (the last key) start.
     none_from: usize,
+    /// The anchor's length: its bytes after it start there.
+    anchor_len: usize,
 }
 
 impl Keyed {
@@ -448,16 +450,16 @@ impl Keyed {
             entries,
             present,
             none_from,
+            anchor_len,
         }
     }
 
-    /// The literals that may be in place for an occurrence with `after` the two bytes the
-    /// line has after it and `before` the byte before it.
-    fn candidates(
-        &self,
-        after: (Option<u8>, Option<u8>),
-        before: Option<u8>,
-    ) -> [&[(u16, u32, u32)]; 4] {
+    /// The literals that may be in place for the anchor's occurrence at `start` in `line`,
+    /// by the two bytes the line has after it and the byte before it (a short list whole).
+    fn candidates(&self, line: &[u8], start: usize) -> [&[(u16, u32, u32)]; 4] {
+        let end = start + self.anchor_len;
+        let after = (line.get(end).copied(), line.get(end + 1).copied());
+        let before = start.checked_sub(1).and_then(|i| line.get(i)).copied();
         let range = |key: u16| {
             if key < Keyed::NONE && self.present[usize::from(key) / 64] & (1 << (key % 64)) == 0 {
                 return &[][..];
@@ -773,11 +775,8 @@ impl Matcher {
         // Each anchor occurrence is checked against the literals that hold it, in place;
         // anchors starting at the same place as a reported one are in its list.
         for &(a, start) in found.iter() {
-            let end = start + self.anchors[a].len();
-            let after = (line.get(end).copied(), line.get(end + 1).copied());
-            let before = start.checked_sub(1).and_then(|i| line.get(i)).copied();
             for &(_, m, k) in self.anchor_keyed[a]
-                .candidates(after, before)
+                .candidates(line, start)
                 .into_iter()
                 .flatten()
             {
@@ -1041,11 +1040,8 @@ mod tests {
                     if !line[start..].starts_with(&anchors[a]) {
                         continue;
                     }
-                    let end = start + anchors[a].len();
-                    let after = (line.get(end).copied(), line.get(end + 1).copied());
-                    let before = start.checked_sub(1).and_then(|i| line.get(i)).copied();
                     let offered: Vec<(u32, u32)> = keyed
-                        .candidates(after, before)
+                        .candidates(&line, start)
                         .into_iter()
                         .flatten()
                         .map(|&(_, m, k)| (m, k))
