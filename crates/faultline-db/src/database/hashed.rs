@@ -51,6 +51,10 @@ pub(crate) struct Hashed {
     starts: Vec<u32>,
     members: Vec<(u32, u32, u32)>,
     anchors: Vec<Vec<u8>>,
+    /// Per anchor: its first eight bytes (fewer, zero-padded, for a shorter one) as a
+    /// little-endian number, and the mask of the bytes it has there; a hit compares these
+    /// with one load before it compares the whole anchor.
+    heads: Vec<(u64, u64)>,
     /// Positions tested: every `stride`-th ([`stride_for`] the shortest anchor).
     stride: usize,
     /// Whether the CPU running this has AVX2 (checked once, when built).
@@ -102,11 +106,21 @@ impl Hashed {
         for b in 0..buckets {
             starts[b + 1] += starts[b];
         }
+        let heads = anchors
+            .iter()
+            .map(|a| {
+                let n = a.len().min(8);
+                let mut head = [0u8; 8];
+                head[..n].copy_from_slice(&a[..n]);
+                (u64::from_le_bytes(head), u64::MAX >> (8 * (8 - n)))
+            })
+            .collect();
         Some(Hashed {
             bits,
             starts,
             members,
             anchors: anchors.to_vec(),
+            heads,
             stride,
             avx2: has_avx2(),
         })
@@ -144,14 +158,28 @@ impl Hashed {
             let Some(q) = p.checked_sub(k) else {
                 continue;
             };
-            if q >= start
-                && best.is_none_or(|(b, at)| (q, a) < (at, b))
-                && hay[q..].starts_with(&self.anchors[a])
-            {
+            if q >= start && best.is_none_or(|(b, at)| (q, a) < (at, b)) && self.is_at(hay, q, a) {
                 best = Some((a, q));
             }
         }
         best
+    }
+
+    /// Whether anchor `a` starts at `q` in `hay`: its first eight bytes compared in one load
+    /// (most hits of a window fail there), then the rest.
+    #[inline(always)]
+    fn is_at(&self, hay: &[u8], q: usize, a: usize) -> bool {
+        let anchor = &self.anchors[a];
+        match hay.get(q..q + 8) {
+            Some(eight) => {
+                let (head, mask) = self.heads[a];
+                let mut w = [0u8; 8];
+                w.copy_from_slice(eight);
+                u64::from_le_bytes(w) & mask == head
+                    && (anchor.len() <= 8 || hay[q + 8..].starts_with(&anchor[8..]))
+            }
+            None => hay[q..].starts_with(anchor),
+        }
     }
 
     /// Every anchor (ascending) that starts at `at` in `hay` (`at + 4 <= hay.len()`).
