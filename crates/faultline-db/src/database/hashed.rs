@@ -1,28 +1,37 @@
-//! The prefilter for more anchors than the packed (Teddy) searchers take: a bitmap of the
-//! hashes of the anchors' first four bytes, tested at every position of the haystack, and
-//! the anchors of a set bit compared in place. Over anchors of seven bytes or more only
-//! every fourth position is tested (a stride, [`stride_for`]).
+//! The hashed prefilter: a bitmap of the hashes of the anchors' 4-byte windows, tested at
+//! every `stride`-th position of the haystack, and the anchors of a set bit compared in
+//! place. It holds the anchors the packed (Teddy) searchers do not: those of seven bytes or
+//! more in a default set's split layout, every anchor of a large set.
 //!
-//! Aho-Corasick (the general automaton this replaces when every anchor has four bytes or
-//! more) follows one transition per byte with a branch on each; with 800 to 10,000 rare
-//! anchors it ran at 110-150 MB/s on a serving log. Here a position costs a multiply, a
-//! shift and a bit test in a 128 KiB table; with 6,000 anchors about 0.6% of the positions
-//! of ordinary text hit a set bit and are looked at. Where the CPU has AVX2, eight positions
-//! are hashed and tested at once (a multiply, a gather of table words and a variable shift
-//! per eight); elsewhere one position at a time.
+//! Over anchors of seven bytes or more only every fourth position is tested ([`stride_for`]):
+//! each anchor enters its windows at offsets 0 to 3, and wherever it occurs one of them lies
+//! on a tested position. Aho-Corasick (the general automaton this replaces when every anchor
+//! has four bytes or more) follows one transition per byte with a branch on each; with 800
+//! to 10,000 rare anchors it ran at 110-150 MB/s on a serving log. Here, where the CPU has
+//! AVX2, eight windows are hashed and tested at once (a multiply, a gather of table words and
+//! a variable shift per eight; at a stride of four, per 32 bytes); elsewhere one at a time.
+//! The table has about 128 bits per entry (2^16 to 2^22 bits), so few windows hit a set bit
+//! by chance.
 
-/// Bits of the hash: a 2^20-bit (128 KiB) table, in L2, with 10,000 anchors about 1% full.
-const HASH_BITS: u32 = 20;
+/// Fewest and most bits of the hash: tables of 2^16 bits (8 KiB, in L1) to 2^22 bits
+/// (512 KiB, in L2).
+const MIN_TABLE_BITS: u32 = 16;
+const MAX_TABLE_BITS: u32 = 22;
 
-/// The table index of a 4-byte window (multiplicative hashing; the high bits mix all four).
+/// Table bits per entry: the table is sized so that at most about 1/128 of its bits are set
+/// (fewer false hits), and no larger (a smaller table stays in a nearer cache).
+const BITS_PER_ENTRY: usize = 128;
+
+/// The table index of a 4-byte window under a table of `32 - shift` bits (multiplicative
+/// hashing; the high bits mix all four bytes).
 #[inline(always)]
-fn hash(w: u32) -> usize {
-    (w.wrapping_mul(0x9e37_79b1) >> (32 - HASH_BITS)) as usize
+fn hash(w: u32, shift: u32) -> usize {
+    (w.wrapping_mul(0x9e37_79b1) >> shift) as usize
 }
 
 /// Bits of the bucket index (the hash's high bits) of the anchor lists: 2^16 buckets, a
 /// 256 KiB index that is quick to build at load and to look up while building the matcher.
-const BUCKET_BITS: u32 = 16;
+const BUCKET_BITS: u32 = MIN_TABLE_BITS;
 
 /// Longest stride: every fourth position, for anchors of seven bytes or more.
 pub(crate) const MAX_STRIDE: usize = 4;
@@ -55,6 +64,8 @@ pub(crate) struct Hashed {
     /// little-endian number, and the mask of the bytes it has there; a hit compares these
     /// with one load before it compares the whole anchor.
     heads: Vec<(u64, u64)>,
+    /// 32 minus the table's bits: the hash of a window is its product's top bits.
+    shift: u32,
     /// Positions tested: every `stride`-th ([`stride_for`] the shortest anchor).
     stride: usize,
     /// Whether the CPU running this has AVX2 (checked once, when built).
@@ -88,12 +99,17 @@ impl Hashed {
             return None;
         }
         let stride = stride_for(min_len);
-        let mut bits = vec![0u32; (1usize << HASH_BITS) / 32];
+        let table_bits = (anchors.len() * stride * BITS_PER_ENTRY)
+            .next_power_of_two()
+            .ilog2()
+            .clamp(MIN_TABLE_BITS, MAX_TABLE_BITS);
+        let shift = 32 - table_bits;
+        let mut bits = vec![0u32; (1usize << table_bits) / 32];
         let mut members: Vec<(u32, u32, u32)> = anchors
             .iter()
             .enumerate()
             .flat_map(|(i, a)| {
-                (0..stride).map(move |k| (hash(word(&a[k..])) as u32, i as u32, k as u32))
+                (0..stride).map(move |k| (hash(word(&a[k..]), shift) as u32, i as u32, k as u32))
             })
             .collect();
         members.sort_unstable();
@@ -101,7 +117,7 @@ impl Hashed {
         let mut starts = vec![0u32; buckets + 1];
         for &(h, _, _) in &members {
             bits[h as usize / 32] |= 1 << (h % 32);
-            starts[(h >> (HASH_BITS - BUCKET_BITS)) as usize + 1] += 1;
+            starts[(h >> (table_bits - BUCKET_BITS)) as usize + 1] += 1;
         }
         for b in 0..buckets {
             starts[b + 1] += starts[b];
@@ -121,6 +137,7 @@ impl Hashed {
             members,
             anchors: anchors.to_vec(),
             heads,
+            shift,
             stride,
             avx2: has_avx2(),
         })
@@ -133,15 +150,15 @@ impl Hashed {
 
     #[inline(always)]
     fn hit(&self, w: u32) -> bool {
-        let h = hash(w);
+        let h = hash(w, self.shift);
         self.bits[h / 32] >> (h % 32) & 1 != 0
     }
 
     /// The (anchor, offset) entries (ascending) whose window hashes as `hay[at..at + 4]` does.
     #[inline(always)]
     fn bucket(&self, hay: &[u8], at: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let h = hash(word(&hay[at..])) as u32;
-        let b = (h >> (HASH_BITS - BUCKET_BITS)) as usize;
+        let h = hash(word(&hay[at..]), self.shift) as u32;
+        let b = (h >> (32 - self.shift - BUCKET_BITS)) as usize;
         let (lo, hi) = (self.starts[b] as usize, self.starts[b + 1] as usize);
         self.members[lo..hi]
             .iter()
@@ -252,6 +269,7 @@ impl Hashed {
         let low5 = _mm256_set1_epi32(31);
         let one = _mm256_set1_epi32(1);
         let table = self.bits.as_ptr() as *const i32;
+        let shift = _mm_cvtsi32_si128(self.shift as i32);
         // Bytes one round reads, and the bytes it moves past.
         let (reads, step) = match S {
             1 => (16, 8),
@@ -275,9 +293,8 @@ impl Hashed {
                     _ => _mm256_loadu_si256(at as *const __m256i),
                 }
             };
-            let h =
-                _mm256_srli_epi32::<{ 32 - HASH_BITS as i32 }>(_mm256_mullo_epi32(w, multiplier));
-            // SAFETY: every index is `h / 32 < 2^HASH_BITS / 32`, the table's length in words.
+            let h = _mm256_srl_epi32(_mm256_mullo_epi32(w, multiplier), shift);
+            // SAFETY: every index is `h / 32 < 2^(32 - shift) / 32`, the table's length in words.
             let words = unsafe { _mm256_i32gather_epi32::<4>(table, _mm256_srli_epi32::<5>(h)) };
             let bits = _mm256_and_si256(_mm256_srlv_epi32(words, _mm256_and_si256(h, low5)), one);
             let set = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(bits, one)));
