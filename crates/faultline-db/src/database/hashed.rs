@@ -53,7 +53,8 @@ pub(crate) fn stride_for(min_len: usize) -> usize {
 #[derive(Debug)]
 pub(crate) struct Hashed {
     /// One bit per hash value: set when one of an anchor's windows has that hash (bit
-    /// `h % 32` of word `h / 32`, the layout a 32-bit gather reads).
+    /// `31 - h % 32` of word `h / 32`: a gather reads the word, a shift by `h % 32` moves the
+    /// bit to the sign, where a mask instruction collects it).
     bits: Vec<u32>,
     /// Per bucket `b` (the hash's top [`BUCKET_BITS`] bits), its windows are
     /// `members[starts[b]..starts[b + 1]]`, as (hash, anchor, offset) sorted.
@@ -116,7 +117,7 @@ impl Hashed {
         let buckets = 1usize << BUCKET_BITS;
         let mut starts = vec![0u32; buckets + 1];
         for &(h, _, _) in &members {
-            bits[h as usize / 32] |= 1 << (h % 32);
+            bits[h as usize / 32] |= 1 << (31 - h % 32);
             starts[(h >> (table_bits - BUCKET_BITS)) as usize + 1] += 1;
         }
         for b in 0..buckets {
@@ -151,7 +152,7 @@ impl Hashed {
     #[inline(always)]
     fn hit(&self, w: u32) -> bool {
         let h = hash(w, self.shift);
-        self.bits[h / 32] >> (h % 32) & 1 != 0
+        self.bits[h / 32] << (h % 32) & 1 << 31 != 0
     }
 
     /// The (anchor, offset) entries (ascending) whose window hashes as `hay[at..at + 4]` does.
@@ -267,7 +268,6 @@ impl Hashed {
         };
         let multiplier = _mm256_set1_epi32(0x9e37_79b1_u32 as i32);
         let low5 = _mm256_set1_epi32(31);
-        let one = _mm256_set1_epi32(1);
         let table = self.bits.as_ptr() as *const i32;
         let shift = _mm_cvtsi32_si128(self.shift as i32);
         // Bytes one round reads, and the bytes it moves past.
@@ -296,8 +296,9 @@ impl Hashed {
             let h = _mm256_srl_epi32(_mm256_mullo_epi32(w, multiplier), shift);
             // SAFETY: every index is `h / 32 < 2^(32 - shift) / 32`, the table's length in words.
             let words = unsafe { _mm256_i32gather_epi32::<4>(table, _mm256_srli_epi32::<5>(h)) };
-            let bits = _mm256_and_si256(_mm256_srlv_epi32(words, _mm256_and_si256(h, low5)), one);
-            let set = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(bits, one)));
+            // Each window's bit moved to its lane's sign bit.
+            let bits = _mm256_sllv_epi32(words, _mm256_and_si256(h, low5));
+            let set = _mm256_movemask_ps(_mm256_castsi256_ps(bits));
             if set != 0 {
                 let mut lanes = set as u32;
                 while lanes != 0 {
