@@ -4,8 +4,9 @@
 #   benches/compare.sh [SIZE] [RUNS]     e.g. benches/compare.sh 1G 3
 #
 # Generates ASCII and 5%-non-ASCII serving logs (seed 1), the non-ASCII log's ASCII twin
-# (the same lines with each non-ASCII run replaced by as many ASCII bytes) and a gzip copy
-# of the ASCII one, warms the page cache, and prints per tool the median wall time, GB/s
+# (the same lines with each non-ASCII run replaced by as many ASCII bytes), a gzip copy
+# of the ASCII one and a log of the independent generator (tools/otherlog.py, seed 1),
+# warms the page cache, and prints per tool the median wall time, GB/s
 # (10^9 bytes/s) and the ratio to `faultline scan -j1`. Needs ripgrep (rg) and gzip.
 # Hyperscan (benches/hs_scan.c, built with gcc -lhs where Debian's libhyperscan-dev is
 # installed; skipped with a note otherwise) scans the same file with the same exported
@@ -25,6 +26,8 @@ FL="$T/faultline"
 [ -s "$DIR/ascii-$SIZE.log" ] || "$T/examples/genlog" --bytes "$SIZE" --seed 1 >"$DIR/ascii-$SIZE.log"
 [ -s "$DIR/nonascii-$SIZE.log" ] || "$T/examples/genlog" --bytes "$SIZE" --seed 1 --non-ascii 0.05 >"$DIR/nonascii-$SIZE.log"
 [ -s "$DIR/twin-$SIZE.log" ] || "$T/examples/genlog" --bytes "$SIZE" --seed 1 --non-ascii 0.05 --ascii-twin >"$DIR/twin-$SIZE.log"
+# A cluster's mixed log from a second generator that shares no code with the crate's.
+[ -s "$DIR/independent-$SIZE.log" ] || python3 tools/otherlog.py --bytes "$SIZE" --seed 1 >"$DIR/independent-$SIZE.log"
 [ -s "$DIR/ascii-$SIZE.log.gz" ] || gzip -6 -c "$DIR/ascii-$SIZE.log" >"$DIR/ascii-$SIZE.log.gz"
 # ripgrep joins the patterns into one regex, where repeated capture names are an error:
 # patterns-unnamed drops the names, the matching is unchanged.
@@ -79,7 +82,7 @@ echo "machine: $(nproc) CPUs, $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $
 echo "rg: $(rg --version | sed -n 1p)"
 [ -z "$HS" ] || echo "Hyperscan: $(dpkg-query -W -f '${Version}' libhyperscan-dev 2>/dev/null || echo installed)"
 
-for kind in ascii nonascii; do
+for kind in ascii nonascii independent; do
     f="$DIR/$kind-$SIZE.log"
     bytes=$(stat -L -c %s "$f")
     cat "$f" >/dev/null

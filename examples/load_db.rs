@@ -31,7 +31,13 @@ fn main() -> ExitCode {
             Ok(db) => {
                 ms.push(t.elapsed().as_secs_f64() * 1e3);
                 let (anchors, packed) = db.anchors();
-                let kind = if packed { "packed" } else { "general" };
+                let described = db.prefilter_kind();
+                let kind = match (packed, described.contains("hashed")) {
+                    (true, _) => "packed",
+                    (false, true) if described.contains("packed") => "packed+hashed",
+                    (false, true) => "hashed",
+                    (false, false) => "general",
+                };
                 prefilter = format!("anchors {} {kind}", anchors.len());
                 drop(db);
             }

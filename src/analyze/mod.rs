@@ -629,7 +629,7 @@ impl<'db> Analyzer<'db> {
         let logged = self
             .last_error
             .as_ref()
-            .is_some_and(|(p, l)| *p == process && l + 1 == hit.line);
+            .is_some_and(|(p, l)| l + 1 == hit.line && *p == process);
         self.last_error = (info.level.is_some_and(|l| l >= line::Level::Error))
             .then(|| (process.clone(), hit.line));
         let event = self.tracebacks.observe(&process, hit, &info, logged);
@@ -638,7 +638,7 @@ impl<'db> Analyzer<'db> {
         let what_of_terminate = self
             .last_terminal
             .as_ref()
-            .is_some_and(|(p, l)| *p == process && l + 1 == hit.line)
+            .is_some_and(|(p, l)| l + 1 == hit.line && *p == process)
             && info.message.trim_start().starts_with("what():");
         if terminal {
             self.run_terminal = true;

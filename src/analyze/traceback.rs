@@ -114,6 +114,18 @@ impl Tracebacks {
     /// same process (a traceback starting here belongs to that log record).
     pub fn observe(&mut self, process: &str, hit: &Hit, info: &LineInfo, logged: bool) -> Event {
         let m = &hit.matched;
+        let opens = m.has(Marker::TracebackStart)
+            || m.has(Marker::ChainCause)
+            || m.has(Marker::ChainContext)
+            || m.has(Marker::Frame);
+        if !opens {
+            // Only a process with an open traceback has anything to end; an entry of its
+            // own would be the default one (no traceback, no chain), so none is made.
+            let Some(p) = self.procs.get_mut(process) else {
+                return Event::None;
+            };
+            return Self::end_or_continue(p, hit, info);
+        }
         if !self.procs.contains_key(process) && self.procs.len() >= MAX_PROCESSES {
             self.procs.retain(|_, p| p.open.is_some());
             if self.procs.len() >= MAX_PROCESSES {
@@ -159,8 +171,14 @@ impl Tracebacks {
                     }
                 }
             }
-            return Event::None;
         }
+        Event::None
+    }
+
+    /// A line of process `p` that neither opens nor continues a traceback's frames: it may
+    /// end the open traceback (the exception line), or pass inside it.
+    fn end_or_continue(p: &mut Process, hit: &Hit, info: &LineInfo) -> Event {
+        let m = &hit.matched;
         let Some(open) = p.open.as_mut() else {
             return Event::None;
         };

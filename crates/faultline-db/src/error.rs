@@ -297,6 +297,14 @@ pub enum ArchiveInvalid {
     /// An empty prefilter anchor.
     #[error("empty anchor")]
     EmptyAnchor,
+    /// More anchors said to be in the packed searchers than there are.
+    #[error("{packed} packed anchors of {anchors}")]
+    PackedAnchors {
+        /// The stored count.
+        packed: usize,
+        /// The anchors stored.
+        anchors: usize,
+    },
     /// The prefilter's automaton does not build from the stored anchors.
     #[error("{}", one_line(.0))]
     Matcher(#[source] aho_corasick::BuildError),

@@ -704,8 +704,8 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                     );
             for (a, r) in &load.anchors {
                 text.push_str(&format!(
-                            "common anchor: {a:?} ({r:.1} per MiB), shared to keep the SIMD searchers few\n"
-                        ));
+                    "common anchor: {a:?} ({r:.1} per MiB): each line holding it is confirmed\n"
+                ));
             }
             for c in &load.common {
                 text.push_str(&format!(

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::buckets::{byte_freqs, fingerprint_passes, refine_order, teddy_order, Windows};
 use super::literals::{group_sizes, MAX_ANCHORS, MAX_GROUPS, MIN_LITERAL};
+use crate::database::hashed::MAX_STRIDE;
 
 /// Longest anchor considered: longer substrings are rarer but shared by fewer literals.
 const MAX_ANCHOR_LEN: usize = 12;
@@ -28,16 +29,22 @@ const CONFIRM_NS_PER_BYTE: f64 = 0.4;
 /// the prefilter's time on prompt text against its fingerprint passes, two anchor sets.
 const VERIFY_NS: f64 = 40.0;
 
-/// The text anchor frequencies are counted on, checked in (`data/anchor-sample.log`) and
-/// covered by the database hash: generated healthy serving log (corpus lines can be mixed in
-/// by the tool; measured and not taken, see BENCHMARKS.md). Regenerated on purpose by
-/// `cargo run --release -p faultline-db --example anchor_sample` (see that file); the
-/// compiler no longer generates it, so editing the log generator does not change a compiled
-/// archive.
+/// The generated text anchor frequencies are counted on, checked in
+/// (`data/anchor-sample.log`) and covered by the database hash: 192 KiB of generated healthy
+/// serving log. Regenerated on purpose by `cargo run --release -p faultline-db --example
+/// anchor_sample -- generated` (see that file); the compiler does not generate it, so
+/// editing the log generator does not change a compiled archive.
 pub(crate) const SAMPLE: &[u8] = include_bytes!("../../data/anchor-sample.log");
 
+/// The real text anchor frequencies are also counted on (`data/anchor-sample-real.log`,
+/// covered by the database hash): the lines of the corpus logs (`tests/corpus`) that no
+/// signature or structural marker matches, the ordinary lines of many projects' real
+/// output. An anchor is priced at the higher of its two rates, so that anchors are not tuned
+/// to the generator alone (`anchor_sample -- real tests/corpus`).
+pub(crate) const REAL_SAMPLE: &[u8] = include_bytes!("../../data/anchor-sample-real.log");
+
 /// The sample that stands for "ordinary text" when anchors are weighed by how often they
-/// would fire ([`SAMPLE`]).
+/// would fire ([`SAMPLE`]; [`REAL_SAMPLE`] prices them too).
 pub(crate) fn background() -> &'static [u8] {
     SAMPLE
 }
@@ -68,7 +75,16 @@ fn searcher_ns_per_byte(n: usize) -> f64 {
     }
 }
 
+/// Modelled cost of the hashed prefilter's pass at its longest stride, in nanoseconds per
+/// byte: one 32-byte load, multiply and gather per eight windows.
+const HASHED_NS_PER_BYTE: f64 = 0.30;
+
+/// Shortest member the hashed prefilter covers at its longest stride: the anchor needs
+/// [`MAX_STRIDE`] whole 4-byte windows. Shorter members are anchored in a packed searcher.
+const LONG_MEMBER: usize = MAX_STRIDE + 3;
+
 /// One substring that may become an anchor.
+#[derive(Clone)]
 struct Candidate<'a> {
     bytes: &'a [u8],
     /// Members (by index) that contain it.
@@ -91,6 +107,9 @@ pub(crate) struct AnchorChoice {
     pub anchors: Vec<Vec<u8>>,
     /// Per anchor: expected occurrences per MiB of ordinary serving log.
     pub per_mib: Vec<f64>,
+    /// How many of the first anchors go to packed (Teddy) searchers; the others to the
+    /// hashed prefilter.
+    pub packed: usize,
 }
 
 /// Chooses anchors: short substrings such that every member contains at least one.
@@ -101,11 +120,12 @@ pub(crate) struct AnchorChoice {
 /// the expected candidates) wins. Rare literals are preferred; a frequent substring is
 /// picked only when it lets the packed searcher stay small.
 pub(crate) fn choose_anchors(members: &[Vec<u8>]) -> AnchorChoice {
-    choose_anchors_in(members, background())
+    choose_anchors_in(members, background(), REAL_SAMPLE)
 }
 
-/// [`choose_anchors`] with frequencies estimated on `sample`.
-pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorChoice {
+/// [`choose_anchors`] with frequencies estimated on `sample` (the packed searchers' buckets
+/// are also dealt on it) and on `real`, each candidate priced at the higher of its two rates.
+pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8], real: &[u8]) -> AnchorChoice {
     let mut covers: HashMap<&[u8], Vec<usize>> = HashMap::new();
     for (i, m) in members.iter().enumerate() {
         if m.len() < MIN_LITERAL {
@@ -132,6 +152,14 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorCho
         .collect();
     cands.sort_by(|a, b| a.bytes.cmp(b.bytes));
     estimate_frequencies(&mut cands, sample);
+    if !real.is_empty() {
+        let mut on_real = cands.clone();
+        estimate_frequencies(&mut on_real, real);
+        for (c, r) in cands.iter_mut().zip(on_real) {
+            c.freq = c.freq.max(r.freq);
+            c.confirm = c.confirm.max(r.confirm);
+        }
+    }
     let prefix_freq: HashMap<&[u8], f64> = cands
         .iter()
         .filter(|c| c.bytes.len() == MIN_LITERAL)
@@ -144,21 +172,11 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorCho
             .unwrap_or(c.freq);
         c.cost = c.confirm + f4 * VERIFY_NS;
     }
-    // Of the substrings that cover exactly the same members, only the rarest can be chosen
-    // (ties: the longest, then the first); this shrinks the cover's work many times over.
-    let mut by_who: HashMap<&[usize], usize> = HashMap::new();
-    for (i, c) in cands.iter().enumerate() {
-        let slot = by_who.entry(c.who.as_slice()).or_insert(i);
-        let k = &cands[*slot];
-        if (c.cost, std::cmp::Reverse(c.bytes.len())) < (k.cost, std::cmp::Reverse(k.bytes.len())) {
-            *slot = i;
-        }
-    }
-    let mut keep: Vec<usize> = by_who.into_values().collect();
-    keep.sort_unstable();
-    let mut slots: Vec<Option<Candidate>> = cands.into_iter().map(Some).collect();
-    let cands: Vec<Candidate> = keep.iter().filter_map(|&i| slots[i].take()).collect();
-    let needed = members.iter().filter(|m| m.len() >= MIN_LITERAL).count();
+    let freq = byte_freqs(sample);
+    let windows = Windows::of(sample);
+    let split = split_layout(&cands, members, &prefix_freq, &windows);
+    let cands = rarest_of_alike(cands);
+    let wanted: Vec<bool> = members.iter().map(|m| m.len() >= MIN_LITERAL).collect();
     // Per-anchor prices, in occurrences per byte: 0 picks the rarest substrings whatever
     // their number; larger prices trade rarity for sharing.
     let mut prices = vec![0.0];
@@ -168,8 +186,6 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorCho
         // Finer steps where the anchor count crosses the packed searcher's limit.
         p *= if p < 1e-3 { 4.0 } else { 1.4 };
     }
-    let freq = byte_freqs(sample);
-    let windows = Windows::of(sample);
     // The cheapest layout within PREFERRED_GROUPS searchers and the cheapest beyond it, by
     // modelled cost: the first wins unless it costs HELD_LAYOUT_RATIO times the second.
     let mut within: Option<(f64, Vec<usize>)> = None;
@@ -180,7 +196,7 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorCho
     // made 70% of a serving log's lines candidates and the scan 70 times slower).
     let mut rarest_over: Option<(f64, Vec<usize>)> = None;
     for price in prices {
-        let chosen = weighted_cover(&cands, members.len(), needed, price);
+        let chosen = weighted_cover(&cands, &wanted, price);
         if chosen.len() > MAX_ANCHORS * MAX_GROUPS {
             // Over the limit: only as a last resort, the cheapest in confirmations.
             let cost = chosen.iter().map(|&c| cands[c].cost).sum::<f64>();
@@ -220,6 +236,13 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorCho
         (Some(w), _) => Some(w),
         (None, b) => b,
     };
+    // The split layout (short members' anchors packed, the others hashed at the longest
+    // stride) when it is modelled cheaper than the packed searchers alone.
+    if let Some(split) = split {
+        if best.as_ref().is_none_or(|(cost, _)| split.cost < *cost) {
+            return split.choice;
+        }
+    }
     let mut chosen = best
         .map(|(_, c)| c)
         .or(rarest_over.map(|(_, c)| c))
@@ -235,13 +258,145 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8]) -> AnchorCho
         }
         at += size;
     }
+    let packed = if chosen.len() <= MAX_ANCHORS * MAX_GROUPS {
+        chosen.len()
+    } else {
+        0
+    };
     AnchorChoice {
+        packed,
         anchors: chosen.iter().map(|&c| cands[c].bytes.to_vec()).collect(),
         per_mib: chosen
             .iter()
             .map(|&c| cands[c].freq * (1 << 20) as f64)
             .collect(),
     }
+}
+
+/// Of the substrings that cover exactly the same members, only the rarest can be chosen
+/// (ties: the longest, then the first); this shrinks the cover's work many times over.
+fn rarest_of_alike(cands: Vec<Candidate>) -> Vec<Candidate> {
+    let mut by_who: HashMap<&[usize], usize> = HashMap::new();
+    for (i, c) in cands.iter().enumerate() {
+        let slot = by_who.entry(c.who.as_slice()).or_insert(i);
+        let k = &cands[*slot];
+        if (c.cost, std::cmp::Reverse(c.bytes.len())) < (k.cost, std::cmp::Reverse(k.bytes.len())) {
+            *slot = i;
+        }
+    }
+    let mut keep: Vec<usize> = by_who.into_values().collect();
+    keep.sort_unstable();
+    let mut slots: Vec<Option<Candidate>> = cands.into_iter().map(Some).collect();
+    keep.iter().filter_map(|&i| slots[i].take()).collect()
+}
+
+/// A layout and its modelled cost.
+struct Priced {
+    cost: f64,
+    choice: AnchorChoice,
+}
+
+/// The split layout: the members shorter than [`LONG_MEMBER`] are covered first, by the
+/// rarest substrings that fit one packed searcher group; the other members not yet covered
+/// by anchors of [`LONG_MEMBER`] bytes or more in the hashed prefilter, which tests every
+/// [`MAX_STRIDE`]-th position, each anchor priced by its lines and by how often each of its
+/// first [`MAX_STRIDE`] windows (entered in the table) occurs. `None` when the short
+/// members need more anchors than the packed searchers take, or there is nothing to hash.
+fn split_layout(
+    cands: &[Candidate],
+    members: &[Vec<u8>],
+    window_freq: &HashMap<&[u8], f64>,
+    windows: &Windows,
+) -> Option<Priced> {
+    let short: Vec<bool> = members
+        .iter()
+        .map(|m| (MIN_LITERAL..LONG_MEMBER).contains(&m.len()))
+        .collect();
+    let long: Vec<bool> = members.iter().map(|m| m.len() >= LONG_MEMBER).collect();
+    if !long.iter().any(|&l| l) {
+        return None;
+    }
+    let packed_cands = rarest_of_alike(
+        cands
+            .iter()
+            .filter(|c| c.bytes.len() < LONG_MEMBER && c.who.iter().any(|&m| short[m]))
+            .cloned()
+            .collect(),
+    );
+    let packed = weighted_cover(&packed_cands, &short, 0.0);
+    if packed.len() > MAX_ANCHORS * MAX_GROUPS {
+        return None;
+    }
+    let mut wanted = long;
+    for &c in &packed {
+        for &m in &packed_cands[c].who {
+            wanted[m] = false;
+        }
+    }
+    let hashed_cands = rarest_of_alike(
+        cands
+            .iter()
+            .filter(|c| c.bytes.len() >= LONG_MEMBER)
+            .map(|c| {
+                let windows: f64 = (0..MAX_STRIDE)
+                    .map(|k| {
+                        window_freq
+                            .get(&c.bytes[k..k + MIN_LITERAL])
+                            .copied()
+                            .unwrap_or(c.freq)
+                    })
+                    .sum();
+                Candidate {
+                    cost: c.confirm + windows * VERIFY_NS,
+                    ..c.clone()
+                }
+            })
+            .collect(),
+    );
+    let hashed = weighted_cover(&hashed_cands, &wanted, 0.0);
+    if hashed.is_empty() {
+        return None;
+    }
+    let mut cost = HASHED_NS_PER_BYTE
+        + packed.iter().map(|&c| packed_cands[c].cost).sum::<f64>()
+        + hashed.iter().map(|&c| hashed_cands[c].cost).sum::<f64>();
+    let mut packed = packed;
+    packed.sort_by(|&a, &b| {
+        packed_cands[a]
+            .cost
+            .total_cmp(&packed_cands[b].cost)
+            .then(a.cmp(&b))
+    });
+    // Each packed group dealt to its buckets and refined, as the packed layout's are.
+    let mut at = 0;
+    for size in group_sizes(packed.len()) {
+        if size == 0 {
+            break;
+        }
+        cost += searcher_ns_per_byte(size);
+        let group = packed[at..at + size].to_vec();
+        let bytes: Vec<&[u8]> = group.iter().map(|&c| packed_cands[c].bytes).collect();
+        let order = refine_order(&bytes, (0..size).collect(), windows);
+        for (slot, i) in packed[at..at + size].iter_mut().zip(order) {
+            *slot = group[i];
+        }
+        at += size;
+    }
+    let picked = packed
+        .iter()
+        .map(|&c| &packed_cands[c])
+        .chain(hashed.iter().map(|&c| &hashed_cands[c]));
+    let (anchors, per_mib) = picked
+        .map(|c| (c.bytes.to_vec(), c.freq * (1 << 20) as f64))
+        .unzip();
+    Some(Priced {
+        cost,
+        choice: AnchorChoice {
+            anchors,
+            per_mib,
+            packed: packed.len(),
+        },
+    })
 }
 
 /// The modelled cost in nanoseconds of confirming a candidate line of `len` bytes.
@@ -303,27 +458,28 @@ fn estimate_frequencies(cands: &mut [Candidate], sample: &[u8]) {
     }
 }
 
-/// Greedy weighted set cover: repeatedly takes the substring with the most newly covered
-/// members per unit of (frequency + price). Lazy: scores only fall, so a popped score that
-/// is still the best after recomputing is taken.
-fn weighted_cover(cands: &[Candidate], members: usize, needed: usize, price: f64) -> Vec<usize> {
+/// Greedy weighted set cover of the `wanted` members: repeatedly takes the substring with
+/// the most newly covered wanted members per unit of (cost + price). Lazy: scores only
+/// fall, so a popped score that is still the best after recomputing is taken.
+fn weighted_cover(cands: &[Candidate], wanted: &[bool], price: f64) -> Vec<usize> {
     use std::cmp::Reverse;
     use std::collections::BinaryHeap;
     let score = |gain: usize, c: &Candidate| gain as f64 / (c.cost + price);
+    let mut covered: Vec<bool> = wanted.iter().map(|&w| !w).collect();
+    let gain = |c: &Candidate, covered: &[bool]| c.who.iter().filter(|&&m| !covered[m]).count();
     // Scores are positive, so their bit patterns order like the numbers.
     let mut heap: BinaryHeap<(u64, Reverse<usize>)> = cands
         .iter()
         .enumerate()
-        .map(|(i, c)| (score(c.who.len(), c).to_bits(), Reverse(i)))
+        .map(|(i, c)| (score(gain(c, &covered), c).to_bits(), Reverse(i)))
         .collect();
-    let mut covered = vec![false; members];
-    let mut left = needed;
+    let mut left = wanted.iter().filter(|&&w| w).count();
     let mut chosen = Vec::new();
     while left > 0 {
         let Some((s, Reverse(i))) = heap.pop() else {
             break;
         };
-        let gain = cands[i].who.iter().filter(|&&m| !covered[m]).count();
+        let gain = gain(&cands[i], &covered);
         if gain == 0 {
             continue;
         }

@@ -8,7 +8,9 @@ pub(crate) mod literals;
 use std::sync::OnceLock;
 
 use crate::database::archive;
-use crate::database::matcher::{build_regex, CompiledPattern, Confirm, Matcher, Owner, MARKERS};
+use crate::database::matcher::{
+    build_regex, Anchors, CompiledPattern, Confirm, Matcher, Owner, MARKERS,
+};
 use crate::database::Database;
 
 use crate::error::{Error, Limit, Problem, Result};
@@ -70,7 +72,8 @@ fn placeholders(text: &str) -> Vec<&str> {
 
 /// The database hash: everything a compiled archive's bytes depend on besides the compiler's
 /// code. The signature files (by name and text), the built-in markers' patterns, the
-/// sample text anchor choice counts frequencies on (`anchors::SAMPLE`) and the archive format.
+/// sample texts anchor choice counts frequencies on (`anchors::SAMPLE`, `anchors::REAL_SAMPLE`)
+/// and the archive format.
 fn content_hash(set: &SignatureSet) -> String {
     let mut files: Vec<_> = set.files.iter().collect();
     files.sort_by(|a, b| a.path.file_name().cmp(&b.path.file_name()));
@@ -91,6 +94,8 @@ fn content_hash(set: &SignatureSet) -> String {
         h.update(&[0]);
     }
     h.update(anchors::SAMPLE);
+    h.update(&[0]);
+    h.update(anchors::REAL_SAMPLE);
     h.update(&[0]);
     h.update(&archive::FORMAT.to_le_bytes());
     format!("{:016x}", h.digest())
@@ -244,8 +249,12 @@ impl Database {
         }
         let members = crate::database::matcher::distinct_members(&required);
         let choice = anchors::choose_anchors(&members);
-        let matcher = Matcher::build(compiled, &required, (choice.anchors, choice.per_mib), None)
-            .map_err(Limit::Matcher)?;
+        let anchors = Anchors {
+            list: choice.anchors,
+            packed: choice.packed,
+            rates: choice.per_mib,
+        };
+        let matcher = Matcher::build(compiled, &required, anchors, None).map_err(Limit::Matcher)?;
         let capture_regexes = (0..pattern_sources.len())
             .map(|_| OnceLock::new())
             .collect();

@@ -33,14 +33,14 @@ use regex_automata::Input;
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
 
-use super::matcher::{CompiledPattern, Confirm, Matcher, Owner, MARKERS};
+use super::matcher::{Anchors, CompiledPattern, Confirm, Matcher, Owner, MARKERS};
 use super::{Database, SignatureInfo};
 use crate::error::{ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Result};
 use crate::signature::{Role, Severity};
 
 /// The archive format this faultline reads and writes. Bump it on any change of the payload
 /// types below or of the header (`tests::layout_fingerprint` fails until you do).
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
 /// The first bytes of every archive.
 pub const MAGIC: [u8; 8] = *b"\x89FLTLN\r\n";
 /// Header bytes before the payload; a multiple of 16 so the payload stays aligned.
@@ -61,6 +61,9 @@ struct Payload {
     /// Signature patterns first (in index order), then the markers in [`MARKERS`] order.
     patterns: Vec<PatternRecord>,
     anchors: Vec<Vec<u8>>,
+    /// How many of the first anchors the packed searchers hold; the hashed prefilter holds
+    /// the others.
+    packed_anchors: u32,
 }
 
 #[derive(rkyv::Archive, rkyv::Serialize)]
@@ -283,6 +286,7 @@ impl Database {
                 .collect(),
             patterns,
             anchors: self.matcher.anchors().to_vec(),
+            packed_anchors: self.matcher.packed_len() as u32,
         };
         let body = rkyv::to_bytes::<rancor::Error>(&payload).map_err(Limit::Serialise)?;
         let mut bytes = Vec::with_capacity(HEADER + body.len());
@@ -502,6 +506,7 @@ struct Parts {
     patterns: Vec<CompiledPattern>,
     required: Vec<Vec<Vec<u8>>>,
     anchors: Vec<Vec<u8>>,
+    packed_anchors: usize,
     /// Per pattern, the byte range of its DFA in the buffer.
     dfa_ranges: Vec<Option<std::ops::Range<usize>>>,
 }
@@ -626,6 +631,13 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
         }
         anchors.push(a.as_slice().to_vec());
     }
+    let packed_anchors = archived.packed_anchors.to_native() as usize;
+    if packed_anchors > anchors.len() {
+        return Err(bad(ArchiveInvalid::PackedAnchors {
+            packed: packed_anchors,
+            anchors: anchors.len(),
+        }));
+    }
     Ok(Parts {
         name: archived.name.to_string(),
         version: archived.version.to_string(),
@@ -636,6 +648,7 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
         patterns,
         required,
         anchors,
+        packed_anchors,
         dfa_ranges,
     })
 }
@@ -662,8 +675,12 @@ fn load(backing: Backing, path: &Path) -> Result<Database> {
     let matcher = Matcher::build(
         parts.patterns,
         &parts.required,
-        // Stored in an archive: the anchors' expected rates were not kept.
-        (parts.anchors, Vec::new()),
+        Anchors {
+            list: parts.anchors,
+            packed: parts.packed_anchors,
+            // Stored in an archive: the anchors' expected rates were not kept.
+            rates: Vec::new(),
+        },
         Some(dfas),
     )
     .map_err(|e| archive_error(path, ArchiveInvalid::Matcher(e)))?;

@@ -223,12 +223,28 @@ impl Confirm {
 
 #[derive(Debug)]
 enum Prefilter {
-    /// Packed searchers over consecutive groups of anchors ([`group_sizes`]),
-    /// each with the index of its first anchor.
-    Packed(Vec<(usize, packed::Searcher)>),
-    /// More anchors than the packed searchers take, each of four bytes or more.
-    Hashed(super::hashed::Hashed),
+    /// Packed searchers over consecutive groups of the first anchors ([`group_sizes`]), each
+    /// with the index of its first anchor; then the hashed prefilter over the others, with
+    /// the index of its first. Each searcher is a slot of the [`Cursor`].
+    Split {
+        packed: Vec<(usize, packed::Searcher)>,
+        hashed: Option<(usize, super::hashed::Hashed)>,
+    },
+    /// Anchors neither takes (shorter than four bytes where the packed searchers cannot hold
+    /// them).
     General(AhoCorasick),
+}
+
+/// The prefilter's anchors, as the compiler chose them or an archive stored them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Anchors {
+    /// The anchors, in their searchers' order.
+    pub list: Vec<Vec<u8>>,
+    /// How many of the first anchors the packed searchers hold (at most
+    /// [`MAX_ANCHORS`] × [`MAX_GROUPS`]); the others go to the hashed prefilter.
+    pub packed: usize,
+    /// Per anchor: expected occurrences per MiB of ordinary log (empty when unknown).
+    pub rates: Vec<f64>,
 }
 
 /// Where each packed searcher's next anchor is, so that a scan moving forward through one
@@ -330,24 +346,28 @@ pub(crate) fn distinct_members(required: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
 fn anchor_members(
     anchors: &[Vec<u8>],
     members: &[Vec<u8>],
-    hashed: Option<&super::hashed::Hashed>,
+    hashed: Option<(usize, &super::hashed::Hashed)>,
 ) -> Result<Vec<Vec<(u32, u32)>>, aho_corasick::BuildError> {
     let mut direct: Vec<Vec<(u32, u32)>> = vec![Vec::new(); anchors.len()];
-    let searchable: Vec<usize> = (0..anchors.len())
-        .filter(|&a| !anchors[a].is_empty())
-        .collect();
-    if let Some(h) = hashed {
+    // Anchors from `automaton_end` on are found by the hashed prefilter's table; the others
+    // by an automaton built for this.
+    let automaton_end = hashed.map_or(anchors.len(), |(first, _)| first);
+    if let Some((first, h)) = hashed {
         for (m, member) in members.iter().enumerate() {
             if member.len() < MIN_LITERAL {
                 continue;
             }
             for k in 0..=member.len() - 4 {
                 for a in h.all_at(member, k) {
-                    direct[a].push((m as u32, k as u32));
+                    direct[first + a].push((m as u32, k as u32));
                 }
             }
         }
-    } else if !searchable.is_empty() {
+    }
+    let searchable: Vec<usize> = (0..automaton_end)
+        .filter(|&a| !anchors[a].is_empty())
+        .collect();
+    if !searchable.is_empty() {
         let ac = AhoCorasick::builder()
             .match_kind(MatchKind::Standard)
             .build(searchable.iter().map(|&a| &anchors[a]))?;
@@ -489,7 +509,7 @@ impl Matcher {
     pub(crate) fn build(
         patterns: Vec<CompiledPattern>,
         required: &[Vec<Vec<u8>>],
-        (anchors, anchor_rates): (Vec<Vec<u8>>, Vec<f64>),
+        anchors: Anchors,
         dfas: Option<Dfas>,
     ) -> Result<Matcher, aho_corasick::BuildError> {
         let mut members: Vec<Vec<u8>> = Vec::new();
@@ -505,36 +525,54 @@ impl Matcher {
                 member_patterns[i].push(p as u32);
             }
         }
+        let Anchors {
+            list: anchors,
+            packed: packed_len,
+            rates: anchor_rates,
+        } = anchors;
+        let packed_len = packed_len.min(anchors.len());
         let mut searchers = Vec::new();
         let mut first = 0;
-        for size in group_sizes(anchors.len()) {
-            if anchors.len() > MAX_ANCHORS * MAX_GROUPS {
-                break;
+        if packed_len <= MAX_ANCHORS * MAX_GROUPS {
+            for size in group_sizes(packed_len) {
+                if size == 0 {
+                    break;
+                }
+                let built = packed::Config::new()
+                    .match_kind(packed::MatchKind::LeftmostFirst)
+                    .builder()
+                    .extend(&anchors[first..first + size])
+                    .build();
+                match built {
+                    Some(s) => searchers.push((first, s)),
+                    None => break,
+                }
+                first += size;
             }
-            let built = packed::Config::new()
-                .match_kind(packed::MatchKind::LeftmostFirst)
-                .builder()
-                .extend(&anchors[first..first + size])
-                .build();
-            match built {
-                Some(s) => searchers.push((first, s)),
-                None => break,
-            }
-            first += size;
         }
-        let prefilter = if first == anchors.len() && !searchers.is_empty() {
-            Prefilter::Packed(searchers)
-        } else if let Some(hashed) = super::hashed::Hashed::new(&anchors) {
-            Prefilter::Hashed(hashed)
+        let hashed = if first < packed_len {
+            None
+        } else if packed_len == anchors.len() {
+            Some(None)
         } else {
-            Prefilter::General(
+            super::hashed::Hashed::new(&anchors[packed_len..]).map(|h| Some((packed_len, h)))
+        };
+        let prefilter = match hashed {
+            Some(hashed) if !(searchers.is_empty() && hashed.is_none()) => Prefilter::Split {
+                packed: searchers,
+                hashed,
+            },
+            _ => Prefilter::General(
                 AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostFirst)
                     .build(&anchors)?,
-            )
+            ),
         };
         let hashed = match &prefilter {
-            Prefilter::Hashed(h) => Some(h),
+            Prefilter::Split {
+                hashed: Some((first, h)),
+                ..
+            } => Some((*first, h)),
             _ => None,
         };
         let anchor_keyed = anchors
@@ -628,8 +666,8 @@ impl Matcher {
         }
         let span = aho_corasick::Span::from(start..hay.len());
         let slots = match &self.prefilter {
-            Prefilter::Packed(searchers) => searchers.len(),
-            Prefilter::Hashed(_) | Prefilter::General(_) => 1,
+            Prefilter::Split { packed, hashed } => packed.len() + usize::from(hashed.is_some()),
+            Prefilter::General(_) => 1,
         };
         if cursor.next.len() != slots {
             cursor.next.clear();
@@ -641,9 +679,10 @@ impl Matcher {
             slot.0 <= start && slot.1.is_none_or(|(_, at)| at >= start)
         };
         match &self.prefilter {
-            Prefilter::Packed(searchers) => {
+            Prefilter::Split { packed, hashed } => {
                 let mut best: Option<(usize, usize)> = None;
-                for ((first, s), slot) in searchers.iter().zip(cursor.next.iter_mut()) {
+                let mut slots = cursor.next.iter_mut();
+                for ((first, s), slot) in packed.iter().zip(&mut slots) {
                     if !fresh(slot) {
                         let hit = s
                             .find_in(hay, span)
@@ -656,14 +695,17 @@ impl Matcher {
                         }
                     }
                 }
-                best
-            }
-            Prefilter::Hashed(h) => {
-                let slot = &mut cursor.next[0];
-                if !fresh(slot) {
-                    *slot = (start, h.find(hay, start));
+                if let (Some((first, h)), Some(slot)) = (hashed, slots.next()) {
+                    if !fresh(slot) {
+                        *slot = (start, h.find(hay, start).map(|(a, at)| (first + a, at)));
+                    }
+                    if let Some((a, at)) = slot.1 {
+                        if best.is_none_or(|(_, b)| at < b) {
+                            best = Some((a, at));
+                        }
+                    }
                 }
-                slot.1
+                best
             }
             Prefilter::General(ac) => {
                 let slot = &mut cursor.next[0];
@@ -869,17 +911,48 @@ impl Matcher {
         &self.anchor_rates
     }
 
-    /// Whether the prefilter is the packed SIMD searcher.
+    /// Whether packed SIMD searchers hold every anchor.
     pub fn is_packed(&self) -> bool {
-        matches!(self.prefilter, Prefilter::Packed(_))
+        matches!(&self.prefilter, Prefilter::Split { packed, hashed: None } if !packed.is_empty())
+    }
+
+    /// How many of the first anchors the packed searchers hold (the others are in the hashed
+    /// prefilter, or all in the general automaton when neither could take them).
+    pub fn packed_len(&self) -> usize {
+        match &self.prefilter {
+            Prefilter::Split {
+                hashed: Some((first, _)),
+                ..
+            } => *first,
+            Prefilter::Split { hashed: None, .. } => self.anchors.len(),
+            Prefilter::General(_) => 0,
+        }
     }
 
     /// The prefilter's kind, in words.
-    pub fn prefilter_kind(&self) -> &'static str {
-        match self.prefilter {
-            Prefilter::Packed(_) => "SIMD packed searcher",
-            Prefilter::Hashed(_) => "hashed 4-byte prefilter",
-            Prefilter::General(_) => "Aho-Corasick automaton",
+    pub fn prefilter_kind(&self) -> String {
+        match &self.prefilter {
+            Prefilter::Split { packed, hashed } => {
+                let packed = match packed.len() {
+                    0 => None,
+                    1 => Some("1 SIMD packed searcher".to_string()),
+                    n => Some(format!("{n} SIMD packed searchers")),
+                };
+                let hashed = hashed.as_ref().map(|(first, h)| {
+                    let n = self.anchors.len() - first;
+                    match h.stride() {
+                        1 => format!("a hashed 4-byte prefilter over {n} anchors"),
+                        s => format!("a hashed 4-byte prefilter over {n} anchors (stride {s})"),
+                    }
+                });
+                match (packed, hashed) {
+                    (Some(p), Some(h)) => format!("{p} and {h}"),
+                    (Some(p), None) => p,
+                    (None, Some(h)) => h,
+                    (None, None) => "none".to_string(),
+                }
+            }
+            Prefilter::General(_) => "Aho-Corasick automaton".to_string(),
         }
     }
 }
@@ -1057,16 +1130,19 @@ mod tests {
             }
         }
 
-        /// The same with the hashed prefilter's table instead of the automaton (anchors of
-        /// four bytes or more, as it takes).
+        /// The same with the hashed prefilter's table (for the anchors from `split` on, as a
+        /// split prefilter holds them) instead of the automaton: anchors of four bytes or
+        /// more, as it takes, of lengths that give every stride.
         #[test]
         fn anchor_members_by_the_hashed_table_agree_with_their_definition(
-            anchors in proptest::collection::vec(proptest::collection::vec(b'a'..=b'c', 4..7), 1..12),
-            members in proptest::collection::vec(proptest::collection::vec(b'a'..=b'c', 0..12), 0..12),
+            anchors in proptest::collection::vec(proptest::collection::vec(b'a'..=b'c', 4..10), 1..12),
+            members in proptest::collection::vec(proptest::collection::vec(b'a'..=b'c', 0..14), 0..12),
+            split in 0usize..12,
         ) {
-            let hashed = super::super::hashed::Hashed::new(&anchors).expect("anchors of 4+ bytes");
+            let split = split % anchors.len();
+            let hashed = super::super::hashed::Hashed::new(&anchors[split..]).expect("anchors of 4+ bytes");
             prop_assert_eq!(
-                anchor_members(&anchors, &members, Some(&hashed)).expect("builds"),
+                anchor_members(&anchors, &members, Some((split, &hashed))).expect("builds"),
                 anchor_members_by_definition(&anchors, &members)
             );
         }

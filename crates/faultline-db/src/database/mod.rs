@@ -5,7 +5,7 @@
 
 pub(crate) mod archive;
 pub(crate) mod dialect;
-mod hashed;
+pub(crate) mod hashed;
 pub(crate) mod matcher;
 
 use std::sync::OnceLock;
@@ -115,7 +115,7 @@ impl Database {
     }
 
     /// What kind of prefilter runs over the input, in words (`db check` prints it).
-    pub fn prefilter_kind(&self) -> &'static str {
+    pub fn prefilter_kind(&self) -> String {
         self.matcher.prefilter_kind()
     }
 
