@@ -517,6 +517,13 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
     let archived = rkyv::access::<ArchivedPayload, rancor::Error>(payload)
         .map_err(|e| archive_error(path, ArchiveProblem::Payload(e)))?;
     let bad = |what: ArchiveInvalid| archive_error(path, what);
+    let packed_anchors = archived.packed_anchors.to_native() as usize;
+    if packed_anchors > archived.anchors.len() {
+        return Err(bad(ArchiveInvalid::PackedAnchors {
+            packed: packed_anchors,
+            anchors: archived.anchors.len(),
+        }));
+    }
     let n_sigs = archived.signatures.len();
     let n_pats = archived.patterns.len();
     let n_sig_pats = n_pats.checked_sub(MARKERS.len()).ok_or_else(|| {
@@ -630,13 +637,6 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
             return Err(bad(ArchiveInvalid::EmptyAnchor));
         }
         anchors.push(a.as_slice().to_vec());
-    }
-    let packed_anchors = archived.packed_anchors.to_native() as usize;
-    if packed_anchors > anchors.len() {
-        return Err(bad(ArchiveInvalid::PackedAnchors {
-            packed: packed_anchors,
-            anchors: anchors.len(),
-        }));
     }
     Ok(Parts {
         name: archived.name.to_string(),

@@ -142,6 +142,27 @@ fn the_embedded_database_confirms_with_stored_dfas_or_literals_only() {
 }
 
 #[test]
+fn more_packed_anchors_than_anchors_is_named() {
+    let mut payload = sample();
+    payload.packed_anchors = 2;
+    let body = rkyv::to_bytes::<rancor::Error>(&payload).unwrap();
+    let mut bytes = MAGIC.to_vec();
+    bytes.extend_from_slice(&FORMAT.to_le_bytes());
+    bytes.extend_from_slice(&0u32.to_le_bytes());
+    bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes());
+    bytes.extend_from_slice(&body);
+    let e = parts(&bytes, Path::new("db.fl"))
+        .err()
+        .expect("rejected")
+        .to_string();
+    assert!(
+        e.contains("db.fl") && e.contains("2 packed anchors of 1"),
+        "{e}"
+    );
+}
+
+#[test]
 fn codes_round_trip() {
     for r in [Role::Cause, Role::Symptom, Role::Noise] {
         assert_eq!(role_from(role_code(r)), Some(r));
