@@ -854,7 +854,7 @@ impl<'db> Analyzer<'db> {
             line: hit.line,
             last_line: hit.line,
             offset: hit.offset,
-            text: String::from_utf8_lossy(&hit.text).into_owned(),
+            text: line::lossy(&hit.text),
             text_truncated: hit.text_truncated,
             count: 1,
             processes: info.process.iter().cloned().collect(),
