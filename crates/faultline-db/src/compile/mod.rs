@@ -70,10 +70,27 @@ fn placeholders(text: &str) -> Vec<&str> {
     out
 }
 
-/// The database hash: everything a compiled archive's bytes depend on besides the compiler's
-/// code. The signature files (by name and text), the built-in markers' patterns, the
-/// sample texts anchor choice counts frequencies on (`anchors::SAMPLE`, `anchors::REAL_SAMPLE`)
-/// and the archive format.
+/// The source of the code a compiled archive's bytes depend on: the compiler (anchor model,
+/// literal extraction, bucket model), the regex dialect, the matcher and hashed prefilter
+/// whose layout the archive stores, and the archive format. Hashed, so that a change to the
+/// anchor model's constants changes the database hash as a change to its sample does.
+const COMPILER_SOURCE: [&str; 9] = [
+    include_str!("mod.rs"),
+    include_str!("anchors.rs"),
+    include_str!("buckets.rs"),
+    include_str!("literals.rs"),
+    include_str!("../database/archive.rs"),
+    include_str!("../database/dialect.rs"),
+    include_str!("../database/matcher.rs"),
+    include_str!("../database/hashed.rs"),
+    env!("CARGO_PKG_VERSION"),
+];
+
+/// The database hash: everything a compiled archive's bytes depend on. The signature files
+/// (by name and text), the built-in markers' patterns, the sample texts anchor choice counts
+/// frequencies on (`anchors::SAMPLE`, `anchors::REAL_SAMPLE`), the archive format and the
+/// compiler's own source ([`COMPILER_SOURCE`]; the versions of its dependencies, pinned by
+/// `Cargo.lock`, are not in it).
 fn content_hash(set: &SignatureSet) -> String {
     let mut files: Vec<_> = set.files.iter().collect();
     files.sort_by(|a, b| a.path.file_name().cmp(&b.path.file_name()));
@@ -98,6 +115,10 @@ fn content_hash(set: &SignatureSet) -> String {
     h.update(anchors::REAL_SAMPLE);
     h.update(&[0]);
     h.update(&archive::FORMAT.to_le_bytes());
+    for source in COMPILER_SOURCE {
+        h.update(source.as_bytes());
+        h.update(&[0]);
+    }
     format!("{:016x}", h.digest())
 }
 
