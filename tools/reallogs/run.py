@@ -210,7 +210,7 @@ class Runner:
 
     # -------------------------------------------------------------- workloads
 
-    def ray_healthy(self, name="ray-healthy-job-submit", **extra):
+    def ray_healthy(self, name, **extra):
         d = self.rundir(name)
         self.fresh_ray()
         env = self.env(**extra)
@@ -230,11 +230,10 @@ class Runner:
             what += " (" + " ".join(f"{k}={v}" for k, v in extra.items()) + ")"
         self.record(name, d, cmd, rc, time.time() - t0, "healthy", what)
 
-    def ray_token_mismatch(self):
+    def ray_token_mismatch(self, name):
         """Seen first by accident: a local ray.init() writes ~/.ray/auth_token; a later `ray start
         --head` then starts a cluster with token authentication, and `ray status` run right after
         it fails with AuthenticationError (InvalidAuthToken). Reproduced here on purpose."""
-        name = "ray-status-invalid-auth-token"
         d = self.rundir(name)
         self.fresh_ray()
         home = self.out / "home-token"
@@ -262,7 +261,7 @@ class Runner:
         self.keep_ray_logs(d)
         self.record(name, d, cmd, rc, time.time() - t0, expect, what)
 
-    def ray_oom(self):
+    def ray_oom(self, name):
         # Ray's memory monitor kills the most recent task's worker when node memory use
         # crosses RAY_memory_usage_threshold (a fraction). Put it ~1.5 GB above current use.
         mem = {}
@@ -273,7 +272,7 @@ class Runner:
         used = total - avail
         thr = min(0.95, (used + 1.5 * 2**30) / total)
         say(f"  memory: total {total >> 20} MiB, used {used >> 20} MiB -> RAY_memory_usage_threshold={thr:.3f}")
-        self.ray_driver("ray-task-oom-memory-monitor", "ray_task_oom.py", "failing",
+        self.ray_driver(name, "ray_task_oom.py", "failing",
                         "task allocating 100 MB steps, killed by Ray's memory monitor (threshold set ~1.5 GB above use)",
                         RAY_memory_usage_threshold=f"{thr:.3f}", RAY_memory_monitor_refresh_ms="250")
 
@@ -296,7 +295,7 @@ class Runner:
                 holder.close()
         self.record(name, d, args, rc, time.time() - t0, expect, what)
 
-    def torchrun_port_in_use(self):
+    def torchrun_port_in_use(self, name):
         def hold(args, port):
             s = socket.socket()
             s.bind(("127.0.0.1", port))
@@ -304,12 +303,11 @@ class Runner:
             say(f"  holding 127.0.0.1:{port} so that torchrun's TCPStore cannot listen on it")
             return args, s
 
-        self.torchrun("torchrun-c10d-store-port-in-use", "failing",
+        self.torchrun(name, "failing",
                       "torchrun --master_port=P while another process listens on 127.0.0.1:P (EADDRINUSE)",
                       pre=hold, timeout=240, STEPS=20)
 
-    def torchrun_rdzv_timeout(self):
-        name = "torchrun-c10d-rendezvous-join-timeout"
+    def torchrun_rdzv_timeout(self, name):
         d = self.rundir(name)
         t0 = time.time()
         port = free_port()
@@ -384,48 +382,42 @@ def main():
     segv = "import ctypes; print(\"reading address 0\", flush=True); ctypes.string_at(0)"
     kill = ("import os, signal; b = bytearray(512 << 20); print(\"allocated 512 MiB, pid\", os.getpid(), flush=True); "
             "os.kill(os.getpid(), signal.SIGKILL)")
+    # (name, needs, what runs it): each workload method takes the run's name first.
+    def job(name, need, method, *args, **kw):
+        return name, need, lambda: method(name, *args, **kw)
+
     work = [
-        ("ray-healthy-job-submit", "ray", r.ray_healthy),
-        ("ray-healthy-job-submit-debug-backend-log", "ray", lambda: r.ray_healthy(
-            "ray-healthy-job-submit-debug-backend-log", RAY_BACKEND_LOG_LEVEL="debug")),
-        ("ray-status-invalid-auth-token", "ray", r.ray_token_mismatch),
-        ("ray-actor-died-os-exit", "ray", lambda: r.ray_driver(
-            "ray-actor-died-os-exit", "ray_actor_dies.py", "failing",
-            "actor method calls os._exit(1) at its 5th call; the driver's ray.get raises RayActorError")),
-        ("ray-task-worker-sigkill", "ray", lambda: r.ray_driver(
-            "ray-task-worker-sigkill", "ray_task_sigkill.py", "failing",
-            "a task SIGKILLs its own worker (max_retries=0); ray.get raises WorkerCrashedError")),
-        ("ray-task-oom-memory-monitor", "ray", r.ray_oom),
-        ("torchrun-healthy-ddp-gloo", "torch", lambda: r.torchrun(
-            "torchrun-healthy-ddp-gloo", "healthy",
+        job("ray-healthy-job-submit", "ray", r.ray_healthy),
+        job("ray-healthy-job-submit-debug-backend-log", "ray", r.ray_healthy, RAY_BACKEND_LOG_LEVEL="debug"),
+        job("ray-status-invalid-auth-token", "ray", r.ray_token_mismatch),
+        job("ray-actor-died-os-exit", "ray", r.ray_driver, "ray_actor_dies.py", "failing",
+            "actor method calls os._exit(1) at its 5th call; the driver's ray.get raises RayActorError"),
+        job("ray-task-worker-sigkill", "ray", r.ray_driver, "ray_task_sigkill.py", "failing",
+            "a task SIGKILLs its own worker (max_retries=0); ray.get raises WorkerCrashedError"),
+        job("ray-task-oom-memory-monitor", "ray", r.ray_oom),
+        job("torchrun-healthy-ddp-gloo", "torch", r.torchrun, "healthy",
             "torchrun 2 procs, DDP gloo on CPU, 300 steps, TORCH_DISTRIBUTED_DEBUG=INFO, TORCH_CPP_LOG_LEVEL=INFO",
-            STEPS=300)),
-        ("torchrun-ddp-debug-detail-sigsegv", "torch", lambda: r.torchrun(
-            "torchrun-ddp-debug-detail-sigsegv", "failing",
+            STEPS=300),
+        job("torchrun-ddp-debug-detail-sigsegv", "torch", r.torchrun, "failing",
             "the healthy DDP job with TORCH_DISTRIBUTED_DEBUG=DETAIL: with torch 2.15.0 (PyPI CUDA build, no GPU) both "
             "ranks die of SIGSEGV inside DistributedDataParallel.__init__ (_ddp_init_helper, logger."
-            "set_construction_data_and_log) - a real crash of the software, not injected", debug="DETAIL", STEPS=300)),
-        ("torchrun-worker-raises-childfailederror", "torch", lambda: r.torchrun(
-            "torchrun-worker-raises-childfailederror", "failing",
-            "rank 1 raises RuntimeError at step 50; torchrun's ChildFailedError summary", FAIL_MODE="raise")),
-        ("torchrun-worker-sigsegv", "torch", lambda: r.torchrun(
-            "torchrun-worker-sigsegv", "failing",
-            "rank 1 reads address 0 (ctypes) at step 50: SIGSEGV; torchrun reports exitcode -11", FAIL_MODE="segv")),
-        ("torchrun-worker-exits-peer-gloo-error", "torch", lambda: r.torchrun(
-            "torchrun-worker-exits-peer-gloo-error", "failing",
-            "rank 1 calls os._exit(3) at step 50; rank 0's next gloo allreduce fails", FAIL_MODE="exit")),
-        ("torchrun-c10d-store-port-in-use", "torch", r.torchrun_port_in_use),
-        ("torchrun-c10d-rendezvous-join-timeout", "torch", r.torchrun_rdzv_timeout),
-        ("python-sigsegv-faulthandler", None, lambda: r.python_signal(
-            "python-sigsegv-faulthandler", segv, "python -X faulthandler reading address 0 under bash: SIGSEGV")),
-        ("python-sigkill-bash-killed", None, lambda: r.python_signal(
-            "python-sigkill-bash-killed", kill, "python allocates 512 MiB then SIGKILLs itself under bash")),
-        ("spark-healthy-local-job", "pyspark", lambda: r.spark(
-            "spark-healthy-local-job", "spark_job.py", "healthy",
-            "pyspark local[2] job at Spark's default log level (WARN; INFO could not be switched on for pyspark 4.3's driver): RDD and DataFrame stages, a shuffle, a join")),
-        ("spark-task-exception-stage-failure", "pyspark", lambda: r.spark(
-            "spark-task-exception-stage-failure", "spark_fail.py", "failing",
-            "pyspark local[2]: a Python UDF raises ValueError in one partition; job aborted, Py4JJavaError")),
+            "set_construction_data_and_log) - a real crash of the software, not injected", debug="DETAIL", STEPS=300),
+        job("torchrun-worker-raises-childfailederror", "torch", r.torchrun, "failing",
+            "rank 1 raises RuntimeError at step 50; torchrun's ChildFailedError summary", FAIL_MODE="raise"),
+        job("torchrun-worker-sigsegv", "torch", r.torchrun, "failing",
+            "rank 1 reads address 0 (ctypes) at step 50: SIGSEGV; torchrun reports exitcode -11", FAIL_MODE="segv"),
+        job("torchrun-worker-exits-peer-gloo-error", "torch", r.torchrun, "failing",
+            "rank 1 calls os._exit(3) at step 50; rank 0's next gloo allreduce fails", FAIL_MODE="exit"),
+        job("torchrun-c10d-store-port-in-use", "torch", r.torchrun_port_in_use),
+        job("torchrun-c10d-rendezvous-join-timeout", "torch", r.torchrun_rdzv_timeout),
+        job("python-sigsegv-faulthandler", None, r.python_signal, segv,
+            "python -X faulthandler reading address 0 under bash: SIGSEGV"),
+        job("python-sigkill-bash-killed", None, r.python_signal, kill,
+            "python allocates 512 MiB then SIGKILLs itself under bash"),
+        job("spark-healthy-local-job", "pyspark", r.spark, "spark_job.py", "healthy",
+            "pyspark local[2] job at Spark's default log level (WARN; INFO could not be switched on for pyspark 4.3's driver): RDD and DataFrame stages, a shuffle, a join"),
+        job("spark-task-exception-stage-failure", "pyspark", r.spark, "spark_fail.py", "failing",
+            "pyspark local[2]: a Python UDF raises ValueError in one partition; job aborted, Py4JJavaError"),
     ]
     if a.list:
         for n, need, _ in work:
