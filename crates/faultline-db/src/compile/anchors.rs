@@ -247,17 +247,7 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8], real: &[u8])
         .map(|(_, c)| c)
         .or(rarest_over.map(|(_, c)| c))
         .unwrap_or_default();
-    // The winner's buckets, refined on exact counts.
-    let mut at = 0;
-    for size in group_sizes(chosen.len()) {
-        let group = chosen[at..at + size].to_vec();
-        let bytes: Vec<&[u8]> = group.iter().map(|&c| cands[c].bytes).collect();
-        let order = refine_order(&bytes, (0..size).collect(), &windows);
-        for (slot, i) in chosen[at..at + size].iter_mut().zip(order) {
-            *slot = group[i];
-        }
-        at += size;
-    }
+    refine_groups(&mut chosen, &cands, &windows);
     let packed = if chosen.len() <= MAX_ANCHORS * MAX_GROUPS {
         chosen.len()
     } else {
@@ -288,6 +278,22 @@ fn rarest_of_alike(cands: Vec<Candidate>) -> Vec<Candidate> {
     keep.sort_unstable();
     let mut slots: Vec<Option<Candidate>> = cands.into_iter().map(Some).collect();
     keep.iter().filter_map(|&i| slots[i].take()).collect()
+}
+
+/// Each packed searcher's group of `chosen` (indices into `cands`, consecutive runs of
+/// [`group_sizes`]) dealt to its buckets again, refined on exact fingerprint counts over
+/// `windows`.
+fn refine_groups(chosen: &mut [usize], cands: &[Candidate], windows: &Windows) {
+    let mut at = 0;
+    for size in group_sizes(chosen.len()) {
+        let group = chosen[at..at + size].to_vec();
+        let bytes: Vec<&[u8]> = group.iter().map(|&c| cands[c].bytes).collect();
+        let order = refine_order(&bytes, (0..size).collect(), windows);
+        for (slot, i) in chosen[at..at + size].iter_mut().zip(order) {
+            *slot = group[i];
+        }
+        at += size;
+    }
 }
 
 /// A layout and its modelled cost.
@@ -367,21 +373,12 @@ fn split_layout(
             .total_cmp(&packed_cands[b].cost)
             .then(a.cmp(&b))
     });
-    // Each packed group dealt to its buckets and refined, as the packed layout's are.
-    let mut at = 0;
-    for size in group_sizes(packed.len()) {
-        if size == 0 {
-            break;
-        }
-        cost += searcher_ns_per_byte(size);
-        let group = packed[at..at + size].to_vec();
-        let bytes: Vec<&[u8]> = group.iter().map(|&c| packed_cands[c].bytes).collect();
-        let order = refine_order(&bytes, (0..size).collect(), windows);
-        for (slot, i) in packed[at..at + size].iter_mut().zip(order) {
-            *slot = group[i];
-        }
-        at += size;
-    }
+    cost += group_sizes(packed.len())
+        .into_iter()
+        .filter(|&size| size > 0)
+        .map(searcher_ns_per_byte)
+        .sum::<f64>();
+    refine_groups(&mut packed, &packed_cands, windows);
     let picked = packed
         .iter()
         .map(|&c| &packed_cands[c])

@@ -210,7 +210,7 @@ impl Hashed {
         hit.then(|| self.bucket(hay, at))
             .into_iter()
             .flatten()
-            .filter(move |&(a, k)| k == 0 && hay[at..].starts_with(&self.anchors[a]))
+            .filter(move |&(a, k)| k == 0 && self.is_at(hay, at, a))
             .map(|(a, _)| a)
     }
 

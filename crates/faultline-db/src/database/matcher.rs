@@ -550,23 +550,23 @@ impl Matcher {
                 first += size;
             }
         }
-        let hashed = if first < packed_len {
-            None
-        } else if packed_len == anchors.len() {
-            Some(None)
-        } else {
-            super::hashed::Hashed::new(&anchors[packed_len..]).map(|h| Some((packed_len, h)))
-        };
-        let prefilter = match hashed {
-            Some(hashed) if !(searchers.is_empty() && hashed.is_none()) => Prefilter::Split {
+        let hashed = (packed_len < anchors.len())
+            .then(|| super::hashed::Hashed::new(&anchors[packed_len..]))
+            .flatten()
+            .map(|h| (packed_len, h));
+        // Every anchor in a searcher that took it, else all in the general automaton.
+        let split = first == packed_len && (packed_len == anchors.len() || hashed.is_some());
+        let prefilter = if split && !anchors.is_empty() {
+            Prefilter::Split {
                 packed: searchers,
                 hashed,
-            },
-            _ => Prefilter::General(
+            }
+        } else {
+            Prefilter::General(
                 AhoCorasick::builder()
                     .match_kind(MatchKind::LeftmostFirst)
                     .build(&anchors)?,
-            ),
+            )
         };
         let hashed = match &prefilter {
             Prefilter::Split {
@@ -680,7 +680,6 @@ impl Matcher {
         };
         match &self.prefilter {
             Prefilter::Split { packed, hashed } => {
-                let mut best: Option<(usize, usize)> = None;
                 let mut slots = cursor.next.iter_mut();
                 for ((first, s), slot) in packed.iter().zip(&mut slots) {
                     if !fresh(slot) {
@@ -689,23 +688,18 @@ impl Matcher {
                             .map(|m| (first + m.pattern().as_usize(), m.start()));
                         *slot = (start, hit);
                     }
-                    if let Some((a, at)) = slot.1 {
-                        if best.is_none_or(|(_, b)| at < b) {
-                            best = Some((a, at));
-                        }
-                    }
                 }
                 if let (Some((first, h)), Some(slot)) = (hashed, slots.next()) {
                     if !fresh(slot) {
                         *slot = (start, h.find(hay, start).map(|(a, at)| (first + a, at)));
                     }
-                    if let Some((a, at)) = slot.1 {
-                        if best.is_none_or(|(_, b)| at < b) {
-                            best = Some((a, at));
-                        }
-                    }
                 }
-                best
+                // The leftmost hit; on a tie, the first searcher's (its anchors come first).
+                cursor
+                    .next
+                    .iter()
+                    .filter_map(|slot| slot.1)
+                    .min_by_key(|&(_, at)| at)
             }
             Prefilter::General(ac) => {
                 let slot = &mut cursor.next[0];

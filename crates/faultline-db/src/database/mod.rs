@@ -109,7 +109,7 @@ impl Database {
         &self.pattern_sources
     }
 
-    /// The prefilter's anchors and whether the SIMD searcher is in use.
+    /// The prefilter's anchors and whether packed SIMD searchers hold every one of them.
     pub fn anchors(&self) -> (&[Vec<u8>], bool) {
         (self.matcher.anchors(), self.matcher.is_packed())
     }
