@@ -1,9 +1,9 @@
 //! The structure of a log line: launcher prefixes (process tags, levels, timestamps, source
 //! locations) stripped from the front, so that ranking and folding see the message itself.
 
-use std::sync::OnceLock;
+mod rules;
 
-use regex_automata::{meta, util::syntax, Anchored, Input};
+use rules::{match_rule, Groups, Rule, RULES};
 
 /// A log level, as far as the prefix tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -45,90 +45,6 @@ fn level_of(word: &[u8]) -> Option<Level> {
         b"ERROR" | b"E" => Level::Error,
         b"CRITICAL" | b"FATAL" | b"F" => Level::Critical,
         _ => return None,
-    })
-}
-
-#[derive(Clone, Copy)]
-enum Rule {
-    /// `name-1  | ` (docker compose)
-    Compose,
-    /// `0: ` (srun task prefix), only at the very start
-    Task,
-    /// `(EngineCore_DP0 pid=12)`, `(VllmWorker rank=3 pid=7)`, `(pid=5, ip=10.0.0.1)`
-    Paren,
-    /// `[rank3]:`, `[default0]:`
-    Rank,
-    /// `ERROR 10-31 15:15:48 [core.py:708] ` (vLLM)
-    Vllm,
-    /// `[2025-04-02 15:02:00,117 E 135782 135782] ` (Ray's C++ core: raylet, GCS, core worker)
-    RayCore,
-    /// `[2025-01-01 12:00:00 TP0] ` (SGLang)
-    Sglang,
-    /// `2025-01-01 12:00:00,123 - name - ERROR - ` (Python logging)
-    PyLogging,
-    /// `2025-01-01T12:00:00.123Z ` (ISO-8601 and friends)
-    Iso,
-    /// `[W1031 15:15:48.123 ProcessGroupNCCL.cpp:1538] ` (glog / c10)
-    Glog,
-    /// `ERROR: `, `[ERROR] `, `ERROR `
-    Level,
-}
-
-const RULES: &[(Rule, &str)] = &[
-    (
-        Rule::Compose,
-        r"([A-Za-z0-9][A-Za-z0-9_.-]*-[0-9]+)\s+\|\s?",
-    ),
-    (Rule::Task, r"([0-9]{1,5}): "),
-    (
-        Rule::Paren,
-        r"\(((?:[A-Za-z_][A-Za-z0-9_]*[ ,]+)?(?:rank=[0-9]+[ ,]+)?pid=[0-9]+(?:,\s*ip=[^)]*)?|raylet|gcs_server)\)\s*",
-    ),
-    (Rule::Rank, r"\[((?:rank|default)[0-9]+)\]:\s?"),
-    (
-        Rule::Vllm,
-        r"(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+\[([^\]]+)\]\s?",
-    ),
-    (
-        Rule::RayCore,
-        r"\[[0-9]{4}-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}),([0-9]+) ([DIWEF]) [0-9]+ [0-9]+\]\s?",
-    ),
-    (
-        Rule::Sglang,
-        r"\[[0-9]{4}-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?((?: [A-Z]{2,4}[0-9]+)*)\]\s*",
-    ),
-    (
-        Rule::PyLogging,
-        r"[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?\s+-\s+([A-Za-z0-9_.]+)\s+-\s+(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+-\s*",
-    ),
-    (
-        Rule::Iso,
-        r"\[?[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:Z|[+-][0-9]{2}:?[0-9]{2})?\]?\s{1,2}",
-    ),
-    (
-        Rule::Glog,
-        r"\[?([IWEF])([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+(?:[0-9]+\s+)?([^\]\s]+)\]\s?",
-    ),
-    (
-        Rule::Level,
-        r"\[?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)",
-    ),
-];
-
-fn rules() -> &'static [(Rule, meta::Regex)] {
-    static RES: OnceLock<Vec<(Rule, meta::Regex)>> = OnceLock::new();
-    RES.get_or_init(|| {
-        RULES
-            .iter()
-            .map(|&(rule, pat)| {
-                let re = meta::Builder::new()
-                    .syntax(syntax::Config::new().unicode(false).utf8(false))
-                    .configure(meta::Config::new().utf8_empty(false))
-                    .build(pat)
-                    .expect("prefix rule compiles");
-                (rule, re)
-            })
-            .collect()
     })
 }
 
@@ -184,15 +100,9 @@ pub fn display_text(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
     std::borrow::Cow::Owned(out)
 }
 
-thread_local! {
-    /// Capture slots per prefix rule, reused across lines.
-    static CAPTURES: std::cell::RefCell<Vec<regex_automata::util::captures::Captures>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
 impl Rule {
     /// A cheap test on the first byte (and, for compose, a `|` near the start) that rules out
-    /// most lines before the rule's regex runs.
+    /// most lines before the rule is matched.
     fn could_start(self, first: u8, rest: &[u8]) -> bool {
         let level_initial = matches!(first, b'D' | b'I' | b'W' | b'E' | b'C' | b'F');
         match self {
@@ -210,20 +120,13 @@ impl Rule {
     }
 }
 
-fn apply(
-    rule: Rule,
-    caps: &regex_automata::util::captures::Captures,
-    text: &[u8],
-    info: &mut LineInfo,
-) {
-    let g = |i: usize| -> &[u8] { caps.get_group(i).map_or(&[][..], |s| &text[s.start..s.end]) };
+fn apply(rule: Rule, groups: &Groups, text: &[u8], info: &mut LineInfo) {
+    let span = |i: usize| groups.get(i).copied().flatten();
+    let g = |i: usize| -> &[u8] { span(i).map_or(&[][..], |(s, e)| &text[s..e]) };
     // The printed timestamp: from its first group (or the year before it) to its last.
     let stamp = |first: usize, last: usize, year: bool| -> Option<String> {
-        let start = caps.get_group(first)?.start;
-        let end = (first..=last)
-            .filter_map(|i| caps.get_group(i))
-            .map(|s| s.end)
-            .max()?;
+        let start = span(first)?.0;
+        let end = (first..=last).filter_map(span).map(|s| s.1).max()?;
         let start = if year && start >= 5 { start - 5 } else { start };
         let mut end = end;
         if matches!(text.get(end), Some(b'Z')) {
@@ -328,52 +231,30 @@ pub fn process(raw: &[u8]) -> Option<String> {
 fn prefixes(text: &[u8], process_only: bool) -> (LineInfo, usize) {
     let mut info = LineInfo::default();
     let mut pos = 0;
-    CAPTURES.with(|cell| {
-        let mut store = cell.borrow_mut();
-        if store.is_empty() {
-            *store = rules().iter().map(|(_, re)| re.create_captures()).collect();
-        }
-        'outer: for round in 0..8 {
-            if process_only && info.process.is_some() {
-                break;
-            }
-            let Some(&first) = text.get(pos) else { break };
-            for (k, (rule, re)) in rules().iter().enumerate() {
-                if !rule.could_start(first, &text[pos..])
-                    || (matches!(rule, Rule::Task) && round > 0)
-                {
-                    continue;
-                }
-                let input = Input::new(&text[pos..]).anchored(Anchored::Yes);
-                if process_only && !matches!(rule, Rule::Sglang) {
-                    // The match alone (a DFA, no capture slots) tells where the prefix ends
-                    // and, for the rules that name a process, where its name is.
-                    let Some(m) = re.search(&input) else { continue };
-                    if m.end() == 0 {
-                        continue;
-                    }
-                    info.process = process_of(*rule, &text[pos..pos + m.end()]);
-                    pos += m.end();
-                    continue 'outer;
-                }
-                // Most rules do not match: a DFA search without capture slots says so for a
-                // fraction of what the capturing search costs.
-                if re.search_half(&input).is_none_or(|m| m.offset() == 0) {
-                    continue;
-                }
-                let caps = &mut store[k];
-                re.captures(input, caps);
-                let Some(m) = caps.get_match() else { continue };
-                if m.end() == 0 {
-                    continue;
-                }
-                apply(*rule, caps, &text[pos..], &mut info);
-                pos += m.end();
-                continue 'outer;
-            }
+    'outer: for round in 0..8 {
+        if process_only && info.process.is_some() {
             break;
         }
-    });
+        let Some(&first) = text.get(pos) else { break };
+        for rule in RULES {
+            if !rule.could_start(first, &text[pos..]) || (rule == Rule::Task && round > 0) {
+                continue;
+            }
+            let Some((end, groups)) = match_rule(rule, &text[pos..]) else {
+                continue;
+            };
+            let prefix = &text[pos..pos + end];
+            if process_only && rule != Rule::Sglang {
+                // Only the rules that name a process matter, and the match alone names it.
+                info.process = process_of(rule, prefix);
+            } else {
+                apply(rule, &groups, prefix, &mut info);
+            }
+            pos += end;
+            continue 'outer;
+        }
+        break;
+    }
     (info, pos)
 }
 

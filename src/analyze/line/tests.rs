@@ -160,3 +160,120 @@ fn masking_folds_ranks_and_addresses() {
     );
     assert_ne!(mask("a 1"), mask("b 1"));
 }
+
+/// The rules as regexes, in [`RULES`]' order: the specification the hand-written matchers of
+/// `rules.rs` are held to (same match end, same group spans).
+const RULE_REGEXES: [&str; 11] = [
+    r"([A-Za-z0-9][A-Za-z0-9_.-]*-[0-9]+)\s+\|\s?",
+    r"([0-9]{1,5}): ",
+    r"\(((?:[A-Za-z_][A-Za-z0-9_]*[ ,]+)?(?:rank=[0-9]+[ ,]+)?pid=[0-9]+(?:,\s*ip=[^)]*)?|raylet|gcs_server)\)\s*",
+    r"\[((?:rank|default)[0-9]+)\]:\s?",
+    r"(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+\[([^\]]+)\]\s?",
+    r"\[[0-9]{4}-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2}),([0-9]+) ([DIWEF]) [0-9]+ [0-9]+\]\s?",
+    r"\[[0-9]{4}-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?((?: [A-Z]{2,4}[0-9]+)*)\]\s*",
+    r"[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?\s+-\s+([A-Za-z0-9_.]+)\s+-\s+(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+-\s*",
+    r"\[?[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:Z|[+-][0-9]{2}:?[0-9]{2})?\]?\s{1,2}",
+    r"\[?([IWEF])([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+(?:[0-9]+\s+)?([^\]\s]+)\]\s?",
+    r"\[?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)",
+];
+
+fn oracle() -> &'static [regex_automata::meta::Regex] {
+    use regex_automata::{meta, util::syntax};
+    static RES: std::sync::OnceLock<Vec<meta::Regex>> = std::sync::OnceLock::new();
+    RES.get_or_init(|| {
+        RULE_REGEXES
+            .iter()
+            .map(|pat| {
+                meta::Builder::new()
+                    .syntax(syntax::Config::new().unicode(false).utf8(false))
+                    .configure(meta::Config::new().utf8_empty(false))
+                    .build(pat)
+                    .expect("rule regex compiles")
+            })
+            .collect()
+    })
+}
+
+/// What the regex of `RULES[k]` reports at the start of `text`: match end and group spans.
+fn by_regex(k: usize, text: &[u8]) -> Option<(usize, Groups)> {
+    use regex_automata::{Anchored, Input};
+    let re = &oracle()[k];
+    let mut caps = re.create_captures();
+    re.captures(Input::new(text).anchored(Anchored::Yes), &mut caps);
+    let m = caps.get_match().filter(|m| m.end() > 0)?;
+    let mut groups: Groups = [None; 9];
+    for (i, g) in groups.iter_mut().enumerate() {
+        *g = caps.get_group(i).map(|s| (s.start, s.end));
+    }
+    Some((m.end(), groups))
+}
+
+/// Every rule's matcher against its regex at `text`'s start.
+fn rules_agree(text: &[u8]) -> Result<(), String> {
+    for (k, rule) in RULES.iter().enumerate() {
+        let want = by_regex(k, text);
+        let got = match_rule(*rule, text);
+        if want != got {
+            return Err(format!(
+                "{rule:?} on {:?}: regex {want:?}, matcher {got:?}",
+                String::from_utf8_lossy(text)
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn matchers_agree_with_the_rule_regexes_at_every_start_in_corpus_lines() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/corpus");
+    let mut lines = 0usize;
+    for entry in std::fs::read_dir(dir).expect("corpus dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_none_or(|e| e != "log") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).expect("corpus log");
+        for line in bytes.split(|&b| b == b'\n') {
+            let text = display_text(line);
+            // Every start in the line's first 160 bytes (where prefixes are).
+            for start in 0..text.len().min(160) {
+                rules_agree(&text[start..]).unwrap();
+                lines += 1;
+            }
+        }
+    }
+    assert!(lines > 100_000, "only {lines} positions checked");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4000))]
+    #[test]
+    fn matchers_agree_with_the_rule_regexes(
+        picks in proptest::collection::vec(0usize..22, 0..6),
+        noise in "[ -~\t]{0,6}",
+        cut in 0usize..80,
+    ) {
+        // Pieces of every prefix and near misses of them, stacked, then cut anywhere.
+        const PIECES: [&str; 22] = [
+            "trainer-1  | ", "web.api-12 |", "0: ", "123456: ", "(Worker_TP2 pid=17) ",
+            "(pid=5, ip=10.0.0.1) ", "(raylet) ", "(VllmWorker rank=3 pid=7)", "[rank3]: ",
+            "[default0]:", "INFO 02-20 21:35:48 [cuda.py:456] ", "WARNING 02-20 21:35:48.12  [x] ",
+            "[2025-04-02 15:02:00,117 E 135782 135782] ", "[2025-01-01 12:00:00 TP0 DP12] ",
+            "[2025-01-01 12:00:00.5]", "2025-01-01 12:00:00,123 - vllm.x - WARN - ",
+            "2025-01-01T12:00:00.5+05:30] ", "2025-01-01T12:00:00Z  ",
+            "[W1031 15:15:48.123 12 ProcessGroupNCCL.cpp:1538] ", "I1031 15:15:48 a.cc:1]",
+            "[ERROR]: ", "WARNING ",
+        ];
+        let mut line = String::new();
+        for p in picks {
+            line.push_str(PIECES[p]);
+            line.push_str(&noise[..noise.len().min(p % 3)]);
+        }
+        line.push_str(&noise);
+        let bytes = line.as_bytes();
+        let bytes = &bytes[..bytes.len().min(cut)];
+        for start in 0..bytes.len() {
+            proptest::prop_assert!(rules_agree(&bytes[start..]).is_ok(), "{}", rules_agree(&bytes[start..]).unwrap_err());
+        }
+    }
+}
