@@ -21,6 +21,9 @@ use faultline::{BenchOptions, Corpus};
 use faultline::{ScanOptions, MAX_THREADS};
 use faultline::{Summary, SummaryBuilder};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod cli;
 mod output;
 
