@@ -74,7 +74,7 @@ fn placeholders(text: &str) -> Vec<&str> {
 /// literal extraction, bucket model), the regex dialect, the matcher and hashed prefilter
 /// whose layout the archive stores, and the archive format. Hashed, so that a change to the
 /// anchor model's constants changes the database hash as a change to its sample does.
-const COMPILER_SOURCE: [&str; 9] = [
+const COMPILER_SOURCE: [&str; 10] = [
     include_str!("mod.rs"),
     include_str!("anchors.rs"),
     include_str!("buckets.rs"),
@@ -83,6 +83,7 @@ const COMPILER_SOURCE: [&str; 9] = [
     include_str!("../database/dialect.rs"),
     include_str!("../database/matcher.rs"),
     include_str!("../database/hashed.rs"),
+    include_str!("../database/short.rs"),
     env!("CARGO_PKG_VERSION"),
 ];
 

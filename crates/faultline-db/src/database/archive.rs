@@ -345,7 +345,7 @@ impl Database {
                 return Err(archive_error(path, ArchiveProblem::TruncatedWhileRead));
             }
             // A large allocation is page-aligned in practice; otherwise one copy aligns it.
-            if bytes.as_ptr() as usize % 16 == 0 {
+            if (bytes.as_ptr() as usize).is_multiple_of(16) {
                 return load(Backing::Vec(bytes), path);
             }
             buf.extend_from_slice(&bytes);
@@ -370,7 +370,7 @@ impl Database {
     /// Loads a database from an archive in static memory (the embedded default database).
     /// The bytes must start 16-byte aligned, else they are copied into an aligned buffer.
     pub fn from_static_archive(bytes: &'static [u8], name: &Path) -> Result<Database> {
-        if bytes.as_ptr() as usize % 16 == 0 {
+        if (bytes.as_ptr() as usize).is_multiple_of(16) {
             load(Backing::Static(bytes), name)
         } else {
             let mut buf = AlignedVec::<16>::with_capacity(bytes.len());

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use aho_corasick::{packed, AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, MatchKind};
 use regex_automata::{meta, Input};
 
 use super::archive::Dfas;
@@ -227,7 +227,7 @@ enum Prefilter {
     /// with the index of its first anchor; then the hashed prefilter over the others, with
     /// the index of its first. Each searcher is a slot of the [`Cursor`].
     Split {
-        packed: Vec<(usize, packed::Searcher)>,
+        packed: Vec<(usize, super::short::Short)>,
         hashed: Option<(usize, super::hashed::Hashed)>,
     },
     /// Anchors neither takes (shorter than four bytes where the packed searchers cannot hold
@@ -538,11 +538,7 @@ impl Matcher {
                 if size == 0 {
                     break;
                 }
-                let built = packed::Config::new()
-                    .match_kind(packed::MatchKind::LeftmostFirst)
-                    .builder()
-                    .extend(&anchors[first..first + size])
-                    .build();
+                let built = super::short::Short::new(&anchors[first..first + size]);
                 match built {
                     Some(s) => searchers.push((first, s)),
                     None => break,
@@ -664,7 +660,6 @@ impl Matcher {
         if start >= hay.len() {
             return None;
         }
-        let span = aho_corasick::Span::from(start..hay.len());
         let slots = match &self.prefilter {
             Prefilter::Split { packed, hashed } => packed.len() + usize::from(hashed.is_some()),
             Prefilter::General(_) => 1,
@@ -683,10 +678,7 @@ impl Matcher {
                 let mut slots = cursor.next.iter_mut();
                 for ((first, s), slot) in packed.iter().zip(&mut slots) {
                     if !fresh(slot) {
-                        let hit = s
-                            .find_in(hay, span)
-                            .map(|m| (first + m.pattern().as_usize(), m.start()));
-                        *slot = (start, hit);
+                        *slot = (start, s.find(hay, start).map(|(a, at)| (first + a, at)));
                     }
                 }
                 if let (Some((first, h)), Some(slot)) = (hashed, slots.next()) {

@@ -7,6 +7,7 @@ pub(crate) mod archive;
 pub(crate) mod dialect;
 pub(crate) mod hashed;
 pub(crate) mod matcher;
+pub(crate) mod short;
 
 use std::sync::OnceLock;
 
@@ -245,5 +246,21 @@ impl Database {
             break;
         }
         out
+    }
+}
+
+/// The prefilters' reference: leftmost-first Aho-Corasick over `anchors`, as (anchor,
+/// position) from a start.
+#[cfg(test)]
+pub(crate) fn leftmost_first(
+    anchors: &[Vec<u8>],
+) -> impl Fn(&[u8], usize) -> Option<(usize, usize)> {
+    let ac = aho_corasick::AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+        .build(anchors)
+        .expect("builds");
+    move |hay, start| {
+        ac.find(aho_corasick::Input::new(hay).range(start..))
+            .map(|m| (m.pattern().as_usize(), m.start()))
     }
 }
