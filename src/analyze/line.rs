@@ -3,7 +3,7 @@
 
 mod rules;
 
-use rules::{match_rule, Groups, Rule, RULES};
+use rules::{match_rule, rules_for, Groups, Rule};
 
 /// A log level, as far as the prefix tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -98,26 +98,6 @@ pub fn display_text(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
         i += 1;
     }
     std::borrow::Cow::Owned(out)
-}
-
-impl Rule {
-    /// A cheap test on the first byte (and, for compose, a `|` near the start) that rules out
-    /// most lines before the rule is matched.
-    fn could_start(self, first: u8, rest: &[u8]) -> bool {
-        let level_initial = matches!(first, b'D' | b'I' | b'W' | b'E' | b'C' | b'F');
-        match self {
-            Rule::Compose => {
-                first.is_ascii_alphanumeric()
-                    && memchr::memchr(b'|', &rest[..rest.len().min(96)]).is_some()
-            }
-            Rule::Task | Rule::PyLogging => first.is_ascii_digit(),
-            Rule::Paren => first == b'(',
-            Rule::Rank | Rule::Sglang | Rule::RayCore => first == b'[',
-            Rule::Iso => first.is_ascii_digit() || first == b'[',
-            Rule::Vllm => level_initial,
-            Rule::Glog | Rule::Level => level_initial || first == b'[',
-        }
-    }
 }
 
 fn apply(rule: Rule, groups: &Groups, text: &[u8], info: &mut LineInfo) {
@@ -236,8 +216,18 @@ fn prefixes(text: &[u8], process_only: bool) -> (LineInfo, usize) {
             break;
         }
         let Some(&first) = text.get(pos) else { break };
-        for rule in RULES {
-            if !rule.could_start(first, &text[pos..]) || (rule == Rule::Task && round > 0) {
+        for rule in rules_for(first) {
+            let skip = match rule {
+                // Only at the very start.
+                Rule::Task => round > 0,
+                // A compose tag's `|` is near the start.
+                Rule::Compose => {
+                    let rest = &text[pos..];
+                    memchr::memchr(b'|', &rest[..rest.len().min(96)]).is_none()
+                }
+                _ => false,
+            };
+            if skip {
                 continue;
             }
             let Some((end, groups)) = match_rule(rule, &text[pos..]) else {

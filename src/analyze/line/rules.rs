@@ -47,6 +47,50 @@ pub(super) const RULES: [Rule; 11] = [
     Rule::Level,
 ];
 
+impl Rule {
+    /// Whether a prefix of this rule can start with `first`: a cheap test that rules out most
+    /// rules before one is matched.
+    const fn may_start_with(self, first: u8) -> bool {
+        let level_initial = matches!(first, b'D' | b'I' | b'W' | b'E' | b'C' | b'F');
+        match self {
+            Rule::Compose => first.is_ascii_alphanumeric(),
+            Rule::Task | Rule::PyLogging => first.is_ascii_digit(),
+            Rule::Paren => first == b'(',
+            Rule::Rank | Rule::Sglang | Rule::RayCore => first == b'[',
+            Rule::Iso => first.is_ascii_digit() || first == b'[',
+            Rule::Vllm => level_initial,
+            Rule::Glog | Rule::Level => level_initial || first == b'[',
+        }
+    }
+}
+
+/// Per first byte, the rules (bits, in [`RULES`] order) whose prefix may start with it.
+static BY_FIRST: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut r = 0;
+        while r < RULES.len() {
+            if RULES[r].may_start_with(b as u8) {
+                table[b] |= 1 << r;
+            }
+            r += 1;
+        }
+        b += 1;
+    }
+    table
+};
+
+/// The rules, in [`RULES`] order, whose prefix may start with `first`.
+pub(super) fn rules_for(first: u8) -> impl Iterator<Item = Rule> {
+    let mut bits = BY_FIRST[usize::from(first)];
+    std::iter::from_fn(move || {
+        let r = bits.trailing_zeros() as usize;
+        bits &= bits.wrapping_sub(1);
+        RULES.get(r).copied()
+    })
+}
+
 /// The spans of a match's groups, by the regex's group number (0: the whole match).
 pub(super) type Groups = [Option<(usize, usize)>; 9];
 

@@ -1,3 +1,4 @@
+use super::rules::RULES;
 use super::*;
 
 #[test]
@@ -213,6 +214,12 @@ fn rules_agree(text: &[u8]) -> Result<(), String> {
     for (k, rule) in RULES.iter().enumerate() {
         let want = by_regex(k, text);
         let got = match_rule(*rule, text);
+        if got.is_some() && !rules_for(text[0]).any(|r| r == *rule) {
+            return Err(format!(
+                "{rule:?} matches {:?} but is not tried on its first byte",
+                String::from_utf8_lossy(text)
+            ));
+        }
         if want != got {
             return Err(format!(
                 "{rule:?} on {:?}: regex {want:?}, matcher {got:?}",
