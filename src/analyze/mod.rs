@@ -396,9 +396,13 @@ fn banner_kind(text: &[u8]) -> u8 {
         b"Ray runtime started",
         b"restart_count=",
     ];
-    BANNERS
+    // Built once: a finder is built per search otherwise, the most of a banner line's cost.
+    static FINDERS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
+        std::sync::OnceLock::new();
+    FINDERS
+        .get_or_init(|| BANNERS.iter().map(memchr::memmem::Finder::new).collect())
         .iter()
-        .position(|b| memchr::memmem::find(text, b).is_some())
+        .position(|f| f.find(text).is_some())
         .map_or(0, |i| 1 << i)
 }
 
