@@ -501,17 +501,25 @@ impl<'db> Analyzer<'db> {
             }
             self.banners |= kind;
         } else if let Some(t) = info.timestamp {
-            if let Some(&last) = self.last_time.get(process) {
+            // One lookup for a process seen before (nearly every line): its time is
+            // replaced in place, without a new key.
+            let last = self
+                .last_time
+                .get_mut(process)
+                .map(|v| std::mem::replace(v, t));
+            let stepped_back = last.is_some_and(|last| {
                 let new_year = month_of(last) == 12 && month_of(t) == 1;
-                if t < last - RUN_STEP_BACK_MS && !new_year && self.run_has_lines {
-                    self.new_run();
+                t < last - RUN_STEP_BACK_MS && !new_year && self.run_has_lines
+            });
+            if stepped_back {
+                self.new_run();
+            }
+            if last.is_none() || stepped_back {
+                if self.last_time.len() >= MAX_TIMED_PROCESSES {
+                    self.last_time.clear();
                 }
+                self.last_time.insert(process.to_string(), t);
             }
-            if self.last_time.len() >= MAX_TIMED_PROCESSES && !self.last_time.contains_key(process)
-            {
-                self.last_time.clear();
-            }
-            self.last_time.insert(process.to_string(), t);
         }
         self.run_has_lines = true;
     }

@@ -126,13 +126,18 @@ impl Tracebacks {
             };
             return Self::end_or_continue(p, hit, info);
         }
-        if !self.procs.contains_key(process) && self.procs.len() >= MAX_PROCESSES {
-            self.procs.retain(|_, p| p.open.is_some());
+        if !self.procs.contains_key(process) {
             if self.procs.len() >= MAX_PROCESSES {
-                self.procs.clear();
+                self.procs.retain(|_, p| p.open.is_some());
+                if self.procs.len() >= MAX_PROCESSES {
+                    self.procs.clear();
+                }
             }
+            self.procs.insert(process.to_string(), Process::default());
         }
-        let p = self.procs.entry(process.to_string()).or_default();
+        let Some(p) = self.procs.get_mut(process) else {
+            return Event::None;
+        };
         if m.has(Marker::TracebackStart) {
             if !p.chained {
                 p.chain_len = 0;

@@ -194,9 +194,9 @@ impl Hashed {
                 let mut w = [0u8; 8];
                 w.copy_from_slice(eight);
                 u64::from_le_bytes(w) & mask == head
-                    && (anchor.len() <= 8 || hay[q + 8..].starts_with(&anchor[8..]))
+                    && (anchor.len() <= 8 || super::holds_at(hay, q, anchor))
             }
-            None => hay[q..].starts_with(anchor),
+            None => super::holds_at(hay, q, anchor),
         }
     }
 

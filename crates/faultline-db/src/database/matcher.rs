@@ -819,7 +819,7 @@ impl Matcher {
                 if e > s
                     && e <= line.len()
                     && [line[s], line[e - 1]] == self.member_ends[m]
-                    && line[s..e] == member[..]
+                    && super::holds_at(line, s, member)
                 {
                     candidates.extend_from_slice(&self.member_patterns[m]);
                 }

@@ -9,6 +9,35 @@ pub(crate) mod hashed;
 pub(crate) mod matcher;
 pub(crate) mod short;
 
+/// Whether `hay` holds `needle` at `at`, with no library call when `needle` is 16 bytes or
+/// shorter (nearly every anchor and literal comparison): two overlapping loads a side. A
+/// `memcmp` call cost about 30 ns a comparison on a hit-dense log, 10% of its scan.
+#[inline(always)]
+pub(crate) fn holds_at(hay: &[u8], at: usize, needle: &[u8]) -> bool {
+    let n = needle.len();
+    let Some(h) = at.checked_add(n).and_then(|end| hay.get(at..end)) else {
+        return false;
+    };
+    fn word<const W: usize>(b: &[u8], i: usize) -> [u8; W] {
+        let mut w = [0u8; W];
+        w.copy_from_slice(&b[i..i + W]);
+        w
+    }
+    match n {
+        0 => true,
+        1..=3 => h[0] == needle[0] && h[n / 2] == needle[n / 2] && h[n - 1] == needle[n - 1],
+        4..=7 => {
+            word::<4>(h, 0) == word::<4>(needle, 0)
+                && word::<4>(h, n - 4) == word::<4>(needle, n - 4)
+        }
+        8..=16 => {
+            word::<8>(h, 0) == word::<8>(needle, 0)
+                && word::<8>(h, n - 8) == word::<8>(needle, n - 8)
+        }
+        _ => h == needle,
+    }
+}
+
 use std::sync::OnceLock;
 
 pub(crate) use matcher::Matcher;
@@ -262,5 +291,22 @@ pub(crate) fn leftmost_first(
     move |hay, start| {
         ac.find(aho_corasick::Input::new(hay).range(start..))
             .map(|m| (m.pattern().as_usize(), m.start()))
+    }
+}
+
+#[cfg(test)]
+mod holds_at_tests {
+    proptest::proptest! {
+        /// The same answer as `starts_with` at every place, for needles of every length class.
+        #[test]
+        fn holds_at_is_starts_with(
+            hay in proptest::collection::vec(b'a'..b'c', 0..40),
+            needle in proptest::collection::vec(b'a'..b'c', 0..24),
+        ) {
+            for at in 0..=hay.len() + 1 {
+                let want = hay.get(at..).is_some_and(|rest| rest.starts_with(&needle));
+                proptest::prop_assert_eq!(super::holds_at(&hay, at, &needle), want, "at {}", at);
+            }
+        }
     }
 }

@@ -114,7 +114,7 @@ impl Short {
                     let mut bits = buckets[j];
                     while bits != 0 {
                         let b = bits.trailing_zeros() as usize;
-                        if hay[p..].starts_with(&self.anchors[b]) {
+                        if super::holds_at(hay, p, &self.anchors[b]) {
                             return Some((b, p));
                         }
                         bits &= bits - 1;
