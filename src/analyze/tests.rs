@@ -667,3 +667,14 @@ fn teardown_lines_and_a_peers_disconnect_are_not_going_on() {
     assert!(!r.failed, "{:#?}", r.findings);
     assert!(r.findings[0].survivable);
 }
+
+/// A process key owns a buffer even when empty, so that comparing it never hands `memcmp` a
+/// dangling address (see `process_key`).
+#[test]
+fn process_keys_own_a_buffer_even_when_empty() {
+    for name in ["", "rank3", "Worker_TP1 pid=7"] {
+        let key = process_key(name);
+        assert_eq!(key, name);
+        assert!(key.capacity() >= 1, "{name:?}");
+    }
+}

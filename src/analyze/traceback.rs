@@ -133,7 +133,8 @@ impl Tracebacks {
                     self.procs.clear();
                 }
             }
-            self.procs.insert(process.to_string(), Process::default());
+            self.procs
+                .insert(super::process_key(process), Process::default());
         }
         let Some(p) = self.procs.get_mut(process) else {
             return Event::None;
