@@ -367,7 +367,8 @@ pub struct Analyzer<'db> {
     last_error: Option<(String, u64)>,
     findings_omitted: u64,
     noise_processes: Distinct,
-    /// Per signature: its retry tag.
+    /// Per signature: its retry tag (filled at the first matched line: an input with none
+    /// does not pay for it).
     retry_tags: Vec<RetryTag>,
     /// The retry-loop groups of the current run.
     open_loops: Vec<usize>,
@@ -491,7 +492,7 @@ impl<'db> Analyzer<'db> {
             last_error: None,
             findings_omitted: 0,
             noise_processes: Distinct::default(),
-            retry_tags: retry_tags(db),
+            retry_tags: Vec::new(),
             open_loops: Vec::new(),
         }
     }
@@ -656,11 +657,14 @@ impl<'db> Analyzer<'db> {
     pub fn push(&mut self, hit: &Hit) {
         let winner = self.winner(&hit.matched.signatures);
         if let Some(w) = winner {
+            if self.retry_tags.is_empty() {
+                self.retry_tags = retry_tags(self.db);
+            }
             // (While failures wait for their process's next line, every line is parsed.)
             if hit.matched.markers == 0
                 && self.pending.is_empty()
                 && self.db.signature(w).role == Role::Noise
-                && self.retry_tags[w as usize] == RetryTag::None
+                && self.retry_tags.get(w as usize) == Some(&RetryTag::None)
             {
                 if let Some(g) = self.noise_group.get(w as usize).copied().flatten() {
                     // A repeat of a known noise line: only its process and position change.
@@ -798,7 +802,12 @@ impl<'db> Analyzer<'db> {
     /// Keeps track of the current run's retry loops: a loop's line (re)opens its group, a
     /// recovery line resolves the open loops of its vendor printed before it.
     fn retry_loops(&mut self, sig: u32, group: usize, line: u64) {
-        match self.retry_tags[sig as usize] {
+        match self
+            .retry_tags
+            .get(sig as usize)
+            .copied()
+            .unwrap_or(RetryTag::None)
+        {
             RetryTag::None => {}
             RetryTag::Loop(v) => {
                 let Some(g) = self.groups.get_mut(group) else {
