@@ -25,6 +25,14 @@
 //! symptom that is not survivable (fatal or error severity) becomes a fatal unclassified
 //! finding that keeps its signature ("the log shows its symptom"); a symptom tagged `peer`
 //! (a collective that lost a peer rank) only when no other symptom can.
+//!
+//! Retry loops: a survivable cause whose signature is tagged `retry-loop` announces a retry loop
+//! (wandb's `Network error (ConnectTimeout), entering retry loop.`); a signature tagged
+//! `retry-resolved` of the same vendor (the id's first part) announces its recovery (`Network
+//! error resolved after ..., resuming normal operation.`). A loop that no recovery followed (after
+//! its last occurrence, in its run) becomes fatal when its run failed after it and no fatal cause
+//! is known in that run: the traceback ends, stand-ins and terminal lines that follow it are its
+//! consequences. A loop that recovered, or a run that did not fail, leaves it survivable.
 
 pub mod line;
 mod traceback;
@@ -199,6 +207,10 @@ struct Group {
     error_level: bool,
     fate: Fate,
     run: u32,
+    /// A retry loop's vendor and whether a recovery followed its last occurrence.
+    retry: Option<(u32, bool)>,
+    /// An unresolved retry loop before its run failed (see the module's retry-loop rule).
+    gave_up: bool,
 }
 
 impl Group {
@@ -230,7 +242,7 @@ impl Group {
     fn fatal(&self) -> bool {
         match self.role {
             FindingRole::Cause | FindingRole::Unclassified => {
-                !self.survivable_sig || self.fate == Fate::Ended
+                !self.survivable_sig || self.fate == Fate::Ended || self.gave_up
             }
             _ => false,
         }
@@ -274,6 +286,46 @@ impl Group {
     }
 }
 
+/// What a signature says about retry loops (its `retry-loop` / `retry-resolved` tag), with its
+/// vendor (the id's first part) as an index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RetryTag {
+    None,
+    Loop(u32),
+    Resolved(u32),
+}
+
+/// Most retry-loop findings of a run whose recovery is watched for.
+const MAX_OPEN_LOOPS: usize = 64;
+
+/// The retry tag of every signature of `db`.
+fn retry_tags(db: &Database) -> Vec<RetryTag> {
+    let mut vendors: Vec<&str> = Vec::new();
+    db.signatures()
+        .iter()
+        .map(|sig| {
+            let has = |t: &str| sig.tags.iter().any(|x| x == t);
+            let (lp, rs) = (has("retry-loop"), has("retry-resolved"));
+            if !lp && !rs {
+                return RetryTag::None;
+            }
+            let vendor = sig.id.split('.').next().unwrap_or("");
+            let v = match vendors.iter().position(|&x| x == vendor) {
+                Some(v) => v,
+                None => {
+                    vendors.push(vendor);
+                    vendors.len() - 1
+                }
+            } as u32;
+            if rs {
+                RetryTag::Resolved(v)
+            } else {
+                RetryTag::Loop(v)
+            }
+        })
+        .collect()
+}
+
 /// A line that could stand in for the cause of a failed log.
 struct Candidates {
     exception: Option<Group>,
@@ -315,6 +367,11 @@ pub struct Analyzer<'db> {
     last_error: Option<(String, u64)>,
     findings_omitted: u64,
     noise_processes: Distinct,
+    /// Per signature: its retry tag (filled at the first matched line: an input with none
+    /// does not pay for it).
+    retry_tags: Vec<RetryTag>,
+    /// The retry-loop groups of the current run.
+    open_loops: Vec<usize>,
 }
 
 fn role_of(role: Role) -> FindingRole {
@@ -450,6 +507,8 @@ impl<'db> Analyzer<'db> {
             last_error: None,
             findings_omitted: 0,
             noise_processes: Distinct::default(),
+            retry_tags: Vec::new(),
+            open_loops: Vec::new(),
         }
     }
 
@@ -492,6 +551,7 @@ impl<'db> Analyzer<'db> {
         }
         self.tracebacks.clear();
         self.last_time.clear();
+        self.open_loops.clear();
         self.run += 1;
         self.run_has_lines = false;
         self.banners = 0;
@@ -620,10 +680,14 @@ impl<'db> Analyzer<'db> {
     pub fn push(&mut self, hit: &Hit) {
         let winner = self.winner(&hit.matched.signatures);
         if let Some(w) = winner {
+            if self.retry_tags.is_empty() {
+                self.retry_tags = retry_tags(self.db);
+            }
             // (While failures wait for their process's next line, every line is parsed.)
             if hit.matched.markers == 0
                 && self.pending.is_empty()
                 && self.db.signature(w).role == Role::Noise
+                && self.retry_tags.get(w as usize) == Some(&RetryTag::None)
             {
                 if let Some(g) = self.noise_group.get(w as usize).copied().flatten() {
                     // A repeat of a known noise line: only its process and position change.
@@ -684,6 +748,7 @@ impl<'db> Analyzer<'db> {
             }
             let role = role_of(sig.role);
             let group = self.fold(Some(w), role, Source::Signature, hit, &info, &event);
+            self.retry_loops(w, group, hit.line);
             if terminal || what_of_terminate {
                 if let Some(g) = self.groups.get_mut(group) {
                     g.fate = Fate::Ended;
@@ -754,6 +819,98 @@ impl<'db> Analyzer<'db> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Keeps track of the current run's retry loops: a loop's line (re)opens its group, a
+    /// recovery line resolves the open loops of its vendor printed before it.
+    fn retry_loops(&mut self, sig: u32, group: usize, line: u64) {
+        match self
+            .retry_tags
+            .get(sig as usize)
+            .copied()
+            .unwrap_or(RetryTag::None)
+        {
+            RetryTag::None => {}
+            RetryTag::Loop(v) => {
+                let Some(g) = self.groups.get_mut(group) else {
+                    return;
+                };
+                if g.role != FindingRole::Cause {
+                    return;
+                }
+                g.retry = Some((v, false));
+                if !self.open_loops.contains(&group) && self.open_loops.len() < MAX_OPEN_LOOPS {
+                    self.open_loops.push(group);
+                }
+            }
+            RetryTag::Resolved(v) => {
+                for &g in &self.open_loops {
+                    if let Some(group) = self.groups.get_mut(g) {
+                        if let Some((gv, resolved)) = &mut group.retry {
+                            if *gv == v && group.last_line < line {
+                                *resolved = true;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The retry-loop rule, once the fates are settled: in each run with no fatal cause, the
+    /// first retry loop that no recovery followed becomes fatal when the run failed after it
+    /// (a fatal finding, or a symptom that fails a log on its own, after the loop's first line
+    /// and none before it).
+    fn unresolved_retry_loops(&mut self) {
+        let loops: Vec<usize> = (0..self.groups.len())
+            .filter(|&i| {
+                let g = &self.groups[i];
+                g.role == FindingRole::Cause
+                    && g.retry.is_some_and(|(_, resolved)| !resolved)
+                    && !g.fatal()
+            })
+            .collect();
+        if loops.is_empty() {
+            return;
+        }
+        let db = self.db;
+        let fails = |g: &Group| {
+            g.fatal()
+                || (g.role == FindingRole::Symptom
+                    && g.signature.is_some_and(|s| {
+                        let sig = db.signature(s);
+                        !sig.survivable && matches!(sig.severity, Severity::Fatal | Severity::Error)
+                    }))
+        };
+        let mut done: Vec<u32> = Vec::new();
+        for i in loops {
+            let run = self.groups[i].run;
+            if done.contains(&run) {
+                continue;
+            }
+            done.push(run);
+            let in_run = || self.groups.iter().filter(|g| g.run == run);
+            if in_run().any(|g| g.role == FindingRole::Cause && g.fatal()) {
+                continue;
+            }
+            let Some(first_failure) = in_run().filter(|g| fails(g)).map(|g| g.line).min() else {
+                continue;
+            };
+            // The earliest open loop of the run that came before its first failure.
+            let first_loop = (0..self.groups.len())
+                .filter(|&j| {
+                    let g = &self.groups[j];
+                    g.run == run
+                        && g.role == FindingRole::Cause
+                        && g.retry.is_some_and(|(_, resolved)| !resolved)
+                        && !g.fatal()
+                        && g.line < first_failure
+                })
+                .min_by_key(|&j| self.groups[j].line);
+            if let Some(j) = first_loop {
+                self.groups[j].gave_up = true;
+            }
         }
     }
 
@@ -892,6 +1049,8 @@ impl<'db> Analyzer<'db> {
             error_level: info.level.is_some_and(|l| l >= line::Level::Error),
             fate: Fate::Pending,
             run: self.run,
+            retry: None,
+            gave_up: false,
         }
     }
 
@@ -1008,6 +1167,10 @@ impl<'db> Analyzer<'db> {
             });
         }
         self.pending.retain(|_, w| !w.is_empty());
+        self.open_loops.retain_mut(|g| {
+            *g = remap[*g];
+            *g != NO_FINDING
+        });
         for (_, g) in &mut self.matches {
             if *g != NO_FINDING {
                 *g = remap[*g];
@@ -1086,10 +1249,13 @@ impl<'db> Analyzer<'db> {
                     error_level: false,
                     fate: if uncaught { Fate::Ended } else { Fate::Pending },
                     run: self.run,
+                    retry: None,
+                    gave_up: false,
                 });
                 self.counts.unclassified_lines += 1;
             }
         }
+        self.unresolved_retry_loops();
         // Only symptoms: in a run with no fatal cause and no traceback end, the first symptom
         // that does not let its process live on (a fatal or error severity, not survivable)
         // stands in for the unknown cause, keeping its signature. A symptom tagged `peer` (a
@@ -1273,6 +1439,10 @@ impl<'db> Analyzer<'db> {
 fn why(g: &Group, by_time: bool, runs: u32) -> String {
     let fatal = g.fatal();
     let mut parts = vec![match (g.role, g.source) {
+        (FindingRole::Cause, _) if g.gave_up => {
+            "a cause signature matched: a retry loop that no recovery followed before its run failed"
+                .to_string()
+        }
         (FindingRole::Cause, _) => "a cause signature matched".to_string(),
         (FindingRole::Unclassified, Source::TracebackEnd) => {
             "no signature knows this exception; it ends a failing traceback".to_string()

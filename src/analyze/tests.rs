@@ -678,3 +678,84 @@ fn process_keys_own_a_buffer_even_when_empty() {
         assert!(key.capacity() >= 1, "{name:?}");
     }
 }
+
+// The retry-loop rule: wandb's real lines (wandb/wandb#10044; ultralytics/yolov5#4015).
+const LOOP: &str = "wandb: Network error (ConnectTimeout), entering retry loop.";
+const RESOLVED: &str =
+    "wandb: Network error resolved after 0:01:38.877099, resuming normal operation.";
+const INIT_TIMEOUT: &str = "wandb: ERROR Run initialization has timed out after 90.0 sec. Please try increasing the timeout with the `init_timeout` setting: `wandb.init(settings=wandb.Settings(init_timeout=120))`.";
+const CANCELLED: &str = "Traceback (most recent call last):\n  File \"/x/asyncio/tasks.py\", line 456, in wait_for\n    return fut.result()\nasyncio.exceptions.CancelledError\n";
+
+#[test]
+fn an_unresolved_retry_loop_before_the_failure_is_its_cause() {
+    let r = report(&format!("{LOOP}\n{INIT_TIMEOUT}\n{CANCELLED}"));
+    let f = &r.findings[0];
+    assert_eq!(f.signature.as_deref(), Some("wandb.network.retry-loop"));
+    assert_eq!(
+        (f.role, f.survivable, f.line),
+        (FindingRole::Cause, false, 1)
+    );
+    assert!(f.why.contains("no recovery followed"), "{}", f.why);
+    assert!(r.failed);
+}
+
+#[test]
+fn a_resolved_retry_loop_stays_survivable_and_the_failure_stays_first() {
+    // Counterexample: the loop recovered, so the later failure is not its doing.
+    loop_survives_below_the_failure(
+        &format!("{LOOP}\n{RESOLVED}\n{INIT_TIMEOUT}\n{CANCELLED}"),
+        1,
+    );
+}
+
+/// The first finding is the unclassified failure; the retry loop at `line` stays survivable.
+fn loop_survives_below_the_failure(log: &str, line: u64) {
+    let r = report(log);
+    assert_eq!(
+        r.findings[0].role,
+        FindingRole::Unclassified,
+        "{:#?}",
+        r.findings
+    );
+    let l = r
+        .findings
+        .iter()
+        .find(|f| f.line == line)
+        .expect("the loop");
+    assert!(l.survivable);
+}
+
+#[test]
+fn a_retry_loop_in_a_healthy_run_stays_clean() {
+    // Counterexample: no failure after the loop (resolved or not): nothing is diagnosed.
+    let progress = "   27/99     2.57G   0.01694   0.01456   0.06814   0.09964         3       832:  18%|▎ | 334/1860 [01:20<06:34,  3.87it/s]";
+    for log in [
+        format!("{LOOP}\n{progress}\n{progress}{RESOLVED}\n{progress}\n"),
+        format!("{LOOP}\n{progress}\n"),
+    ] {
+        let r = report(&log);
+        assert!(!r.failed, "{:#?}", r.findings);
+    }
+}
+
+#[test]
+fn a_retry_loop_entered_again_after_a_recovery_is_open_again() {
+    let r = report(&format!(
+        "{LOOP}\n{RESOLVED}\n{LOOP}\n{INIT_TIMEOUT}\n{CANCELLED}"
+    ));
+    assert_eq!(
+        r.findings[0].signature.as_deref(),
+        Some("wandb.network.retry-loop")
+    );
+    assert_eq!(r.findings[0].count, 2);
+}
+
+#[test]
+fn an_unresolved_retry_loop_never_outranks_a_known_fatal_cause_or_an_earlier_failure() {
+    // A known fatal cause after the loop: the cause wins, the loop stays survivable.
+    let r = report(&format!("{LOOP}\n{OOM}\n"));
+    assert_eq!(r.findings[0].line, 2, "{:#?}", r.findings);
+    assert!(r.findings.iter().any(|f| f.line == 1 && f.survivable));
+    // The run failed before the loop began: the loop (teardown uploads) is not its cause.
+    loop_survives_below_the_failure(&format!("{CANCELLED}{LOOP}\n"), 5);
+}
