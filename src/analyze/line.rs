@@ -152,7 +152,11 @@ fn apply(rule: Rule, groups: &Groups, text: &[u8], info: &mut LineInfo) {
         Rule::Glog => {
             info.level = level_of(g(1)).or(info.level);
             info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));
-            info.timestamp_text = stamp(2, 7, false);
+            // From right after the level letter: the year, when glog printed one, is there.
+            info.timestamp_text = span(1).and_then(|(_, date)| {
+                let end = (2..=7).filter_map(span).map(|s| s.1).max()?;
+                Some(String::from_utf8_lossy(&text[date..end]).into_owned())
+            });
             info.source = Some(s(8));
         }
         Rule::Level => {

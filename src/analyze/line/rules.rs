@@ -388,11 +388,17 @@ pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
             a.i += 1;
             a.maybe_space();
         }
-        // \[?([IWEF])([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+
-        //   (?:[0-9]+\s+)?([^\]\s]+)\]\s?
+        // \[?([IWEF])(?:[0-9]{4})?([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})
+        //   (?:\.([0-9]+))?\s+(?:[0-9]+\s+)?([^\]\s]+)\]\s?
+        // (glog prints the year before the month unless `--log_year_in_prefix=false`.)
         Rule::Glog => {
             let _ = a.byte(b'[');
             g[1] = Some(a.one_of(b"IWEF")?);
+            match a.number()? {
+                (s, e) if e - s == 8 => a.i = s + 4,
+                (s, e) if e - s == 4 => a.i = s,
+                _ => return None,
+            }
             g[2] = Some(a.digits(2)?);
             g[3] = Some(a.digits(2)?);
             a.byte(b' ')?;

@@ -174,7 +174,7 @@ const RULE_REGEXES: [&str; 11] = [
     r"\[[0-9]{4}-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?((?: [A-Z]{2,4}[0-9]+)*)\]\s*",
     r"[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?\s+-\s+([A-Za-z0-9_.]+)\s+-\s+(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+-\s*",
     r"\[?[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:Z|[+-][0-9]{2}:?[0-9]{2})?\]?\s{1,2}",
-    r"\[?([IWEF])([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+(?:[0-9]+\s+)?([^\]\s]+)\]\s?",
+    r"\[?([IWEF])(?:[0-9]{4})?([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+(?:[0-9]+\s+)?([^\]\s]+)\]\s?",
     r"\[?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)",
 ];
 
@@ -268,7 +268,7 @@ proptest::proptest! {
             "[2025-04-02 15:02:00,117 E 135782 135782] ", "[2025-01-01 12:00:00 TP0 DP12] ",
             "[2025-01-01 12:00:00.5]", "2025-01-01 12:00:00,123 - vllm.x - WARN - ",
             "2025-01-01T12:00:00.5+05:30] ", "2025-01-01T12:00:00Z  ",
-            "[W1031 15:15:48.123 12 ProcessGroupNCCL.cpp:1538] ", "I1031 15:15:48 a.cc:1]",
+            "[W1031 15:15:48.123 12 ProcessGroupNCCL.cpp:1538] ", "E20250825 11:10:33.595355   331 u.h:592] ",
             "[ERROR]: ", "WARNING ",
         ];
         let mut line = String::new();
@@ -283,4 +283,20 @@ proptest::proptest! {
             proptest::prop_assert!(rules_agree(&bytes[start..]).is_ok(), "{}", rules_agree(&bytes[start..]).unwrap_err());
         }
     }
+}
+
+#[test]
+fn glog_prefix_with_and_without_the_year() {
+    let i = parse(b"E20250825 11:10:33.595355   331 util_rdma.h:592] Check failed: x");
+    assert_eq!(i.level, Some(Level::Error));
+    assert_eq!(i.source.as_deref(), Some("util_rdma.h:592"));
+    assert_eq!(i.message, "Check failed: x");
+    assert_eq!(
+        i.timestamp_text.as_deref(),
+        Some("20250825 11:10:33.595355")
+    );
+    let i = parse(b"I20250825 11:10:33.595355   331 util_rdma.h:592] ready");
+    assert_eq!(i.level, Some(Level::Info));
+    let i = parse(b"I1102 04:12:55.123 12 a.cc:1] ready");
+    assert_eq!((i.level, i.message.as_str()), (Some(Level::Info), "ready"));
 }

@@ -21,6 +21,8 @@ fn lines() -> &'static [String] {
                 "  File \"x.py\", line 3, in f",
                 "E1102 04:12:55.123 12 a.cc:1] x",
                 "[E1102 04:12:55 ERROR x",
+                "E20250825 11:10:33.595355   331 util_rdma.h:592] x",
+                "I20250825 11:10:33.595355   331 util_rdma.h:592] x",
                 "The above exception was the direct cause of the following exception:",
             ]
             .map(String::from),

@@ -74,9 +74,10 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
         Marker::ErrorLevel,
         r"(?:^|[\s\[|])(?:ERROR|CRITICAL|FATAL)(?:[\s\]:|]|$)",
     ),
-    // glog's `E1102 04:12:55.123 ...`: no literal long enough to anchor, so it runs on every
+    // glog's `E1102 04:12:55.123 ...`, and `E20251102 ...` with the year glog prints unless
+    // `--log_year_in_prefix=false`: no literal long enough to anchor, so it runs on every
     // candidate line; alone, its automaton stops after a byte or two on other lines.
-    (Marker::ErrorLevel, r"^\[?E\d{4} \d\d:\d\d:\d\d"),
+    (Marker::ErrorLevel, r"^\[?E(?:\d{4})?\d{4} \d\d:\d\d:\d\d"),
     // Death by signal: as the shell reports it, alone at the end of a line (a progress bar
     // with no newline before it included), or with a core dump.
     // ... and as glibc's psiginfo() reports it (backward-cpp and other crash handlers):
@@ -1130,6 +1131,37 @@ mod tests {
             prop_assert_eq!(
                 anchor_members(&anchors, &members, Some((split, &hashed))).expect("builds"),
                 anchor_members_by_definition(&anchors, &members)
+            );
+        }
+    }
+
+    #[test]
+    fn glog_error_lines_are_error_level_with_or_without_the_year() {
+        // The marker has no anchor of its own: it is confirmed on lines that are candidates
+        // for another reason (here the anchor `Error`).
+        let db = crate::testing::database();
+        for line in [
+            &b"E1102 04:12:55.123 12 a.cc:1] Error in x"[..],
+            b"E20250825 11:10:33.595355   331 util_rdma.h:592] Error in x",
+            b"[E20250825 11:10:33 Error in x",
+        ] {
+            assert!(
+                db.match_line(line).has(Marker::ErrorLevel),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        // Healthy near misses: other levels, a date too short or too long.
+        for line in [
+            &b"I20250825 11:10:33.595355   331 util_rdma.h:592] Error in x"[..],
+            b"W1102 04:12:55.123 12 a.cc:1] Error in x",
+            b"E202508 11:10:33 Error in x",
+            b"E2025082511 11:10:33 Error in x",
+        ] {
+            assert!(
+                !db.match_line(line).has(Marker::ErrorLevel),
+                "{}",
+                String::from_utf8_lossy(line)
             );
         }
     }
