@@ -238,6 +238,14 @@ impl Group {
         }
     }
 
+    /// A retry loop's cause that no recovery followed and that is not fatal by itself: what
+    /// the retry-loop rule may make fatal.
+    fn open_retry_loop(&self) -> bool {
+        self.role == FindingRole::Cause
+            && self.retry.is_some_and(|(_, resolved)| !resolved)
+            && !self.fatal()
+    }
+
     /// Whether the failure is fatal: a fatal tier (see the module's ranking rules).
     fn fatal(&self) -> bool {
         match self.role {
@@ -864,12 +872,7 @@ impl<'db> Analyzer<'db> {
     /// and none before it).
     fn unresolved_retry_loops(&mut self) {
         let loops: Vec<usize> = (0..self.groups.len())
-            .filter(|&i| {
-                let g = &self.groups[i];
-                g.role == FindingRole::Cause
-                    && g.retry.is_some_and(|(_, resolved)| !resolved)
-                    && !g.fatal()
-            })
+            .filter(|&i| self.groups[i].open_retry_loop())
             .collect();
         if loops.is_empty() {
             return;
@@ -901,11 +904,7 @@ impl<'db> Analyzer<'db> {
             let first_loop = (0..self.groups.len())
                 .filter(|&j| {
                     let g = &self.groups[j];
-                    g.run == run
-                        && g.role == FindingRole::Cause
-                        && g.retry.is_some_and(|(_, resolved)| !resolved)
-                        && !g.fatal()
-                        && g.line < first_failure
+                    g.run == run && g.open_retry_loop() && g.line < first_failure
                 })
                 .min_by_key(|&j| self.groups[j].line);
             if let Some(j) = first_loop {

@@ -194,7 +194,7 @@ impl Hashed {
                 let mut w = [0u8; 8];
                 w.copy_from_slice(eight);
                 u64::from_le_bytes(w) & mask == head
-                    && (anchor.len() <= 8 || super::holds_at(hay, q, anchor))
+                    && (anchor.len() <= 8 || super::holds_at(hay, q + 8, &anchor[8..]))
             }
             None => super::holds_at(hay, q, anchor),
         }
