@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 use std::time::Instant;
 
-use faultline_db::Database;
+use faultline_db::{Database, PrefilterLayout};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -30,13 +30,15 @@ fn main() -> ExitCode {
         match Database::open(path.as_ref()) {
             Ok(db) => {
                 ms.push(t.elapsed().as_secs_f64() * 1e3);
-                let (anchors, packed) = db.anchors();
-                let described = db.prefilter_kind();
-                let kind = match (packed, described.contains("hashed")) {
-                    (true, _) => "packed",
-                    (false, true) if described.contains("packed") => "packed+hashed",
-                    (false, true) => "hashed",
-                    (false, false) => "general",
+                let (anchors, _) = db.anchors();
+                let kind = match db.prefilter_layout() {
+                    PrefilterLayout::Split { hashed: None, .. } => "packed",
+                    PrefilterLayout::Split {
+                        packed_searchers: 0,
+                        hashed: Some(_),
+                    } => "hashed",
+                    PrefilterLayout::Split { .. } => "packed+hashed",
+                    PrefilterLayout::General => "general",
                 };
                 prefilter = format!("anchors {} {kind}", anchors.len());
                 drop(db);

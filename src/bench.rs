@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use aho_corasick::AhoCorasick;
-use memchr::{memchr, memrchr};
 use serde::Serialize;
 
 use crate::analyze::{analyze_path, AnalyzeOptions};
@@ -531,11 +530,8 @@ impl<'db> Profiler<'db> {
 
     fn scan(&mut self, buf: &[u8]) {
         let db = self.db;
-        let mut pos = 0;
-        while let Some(hit) = db.find_candidate(buf, pos) {
-            let start = memrchr(b'\n', &buf[pos..hit]).map_or(pos, |i| pos + i + 1);
-            let end = memchr(b'\n', &buf[hit..]).map_or(buf.len(), |i| hit + i);
-            let line = &buf[start..end];
+        for candidate in db.candidate_lines(buf) {
+            let line = &buf[candidate.line];
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if let Some(p) = db.charged_pattern(line) {
                 if let Some(&slot) = self.slot_of.get(p as usize) {
@@ -543,7 +539,6 @@ impl<'db> Profiler<'db> {
                 }
             }
             self.confirm(line);
-            pos = end + 1;
         }
     }
 

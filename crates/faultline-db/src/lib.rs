@@ -33,7 +33,10 @@ pub use database::archive::{
 /// The compiled database and what a scan asks of it: candidate search ([`Cursor`]),
 /// confirmation ([`Scratch`], [`LineMatch`], [`Marker`]), who a pattern belongs to
 /// ([`Owner`]), and how often the prefilter fires ([`CandidateProfile`]).
-pub use database::{CandidateProfile, Cursor, Database, LineMatch, Marker, Owner, Scratch};
+pub use database::{
+    CandidateLine, CandidateLines, CandidateProfile, Cursor, Database, HashedLayout, LineMatch,
+    Marker, Owner, PrefilterLayout, Scratch,
+};
 /// Typed errors, and where in a signature file a problem is.
 pub use error::{
     ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Location, Problem, Result, Usage,

@@ -270,6 +270,40 @@ pub struct CandidateProfile {
     pub per_anchor: Vec<u64>,
 }
 
+/// A line of a buffer that holds an anchor occurrence, and the first anchor found on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CandidateLine {
+    /// The anchor (an index into `Database::anchors`) that made the line a candidate.
+    pub anchor: usize,
+    /// The line's bytes in the buffer, without its `\n` (a `\r` before it stays).
+    pub line: std::ops::Range<usize>,
+}
+
+/// The candidate lines of a buffer, in order (`Database::candidate_lines`).
+#[derive(Debug)]
+pub struct CandidateLines<'a> {
+    matcher: &'a Matcher,
+    buf: &'a [u8],
+    pos: usize,
+    cursor: Cursor,
+}
+
+impl Iterator for CandidateLines<'_> {
+    type Item = CandidateLine;
+
+    fn next(&mut self) -> Option<CandidateLine> {
+        let (buf, pos) = (self.buf, self.pos);
+        let (anchor, at) = self.matcher.find_anchor_from(buf, pos, &mut self.cursor)?;
+        let start = memchr::memrchr(b'\n', &buf[pos..at]).map_or(pos, |i| pos + i + 1);
+        let end = memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |i| at + i);
+        self.pos = end + 1;
+        Some(CandidateLine {
+            anchor,
+            line: start..end,
+        })
+    }
+}
+
 /// Per-thread scratch space for confirming candidate lines.
 #[derive(Debug, Default)]
 pub struct Scratch {
@@ -716,14 +750,21 @@ impl Matcher {
             candidate_lines: 0,
             per_anchor: vec![0; self.anchors.len()],
         };
-        let mut pos = 0;
-        let mut cursor = Cursor::default();
-        while let Some((a, at)) = self.find_anchor_from(sample, pos, &mut cursor) {
+        for c in self.candidate_lines(sample) {
             p.candidate_lines += 1;
-            p.per_anchor[a] += 1;
-            pos = memchr::memchr(b'\n', &sample[at..]).map_or(sample.len(), |i| at + i + 1);
+            p.per_anchor[c.anchor] += 1;
         }
         p
+    }
+
+    /// The candidate lines of `buf`, in order.
+    pub fn candidate_lines<'a>(&'a self, buf: &'a [u8]) -> CandidateLines<'a> {
+        CandidateLines {
+            matcher: self,
+            buf,
+            pos: 0,
+            cursor: Cursor::default(),
+        }
     }
 
     /// Confirms one line (no terminator): every pattern one of whose required literals the
@@ -916,30 +957,73 @@ impl Matcher {
         }
     }
 
-    /// The prefilter's kind, in words.
-    pub fn prefilter_kind(&self) -> String {
+    /// How the prefilter is laid out.
+    pub fn prefilter_layout(&self) -> PrefilterLayout {
         match &self.prefilter {
-            Prefilter::Split { packed, hashed } => {
-                let packed = match packed.len() {
-                    0 => None,
-                    1 => Some("1 SIMD packed searcher".to_string()),
-                    n => Some(format!("{n} SIMD packed searchers")),
-                };
-                let hashed = hashed.as_ref().map(|(first, h)| {
-                    let n = self.anchors.len() - first;
-                    match h.stride() {
-                        1 => format!("a hashed 4-byte prefilter over {n} anchors"),
-                        s => format!("a hashed 4-byte prefilter over {n} anchors (stride {s})"),
-                    }
-                });
-                match (packed, hashed) {
-                    (Some(p), Some(h)) => format!("{p} and {h}"),
-                    (Some(p), None) => p,
-                    (None, Some(h)) => h,
-                    (None, None) => "none".to_string(),
+            Prefilter::Split { packed, hashed } => PrefilterLayout::Split {
+                packed_searchers: packed.len(),
+                hashed: hashed.as_ref().map(|(first, h)| HashedLayout {
+                    anchors: self.anchors.len() - first,
+                    stride: h.stride(),
+                }),
+            },
+            Prefilter::General(_) => PrefilterLayout::General,
+        }
+    }
+}
+
+/// How a database's prefilter is laid out ([`crate::Database::prefilter_layout`]); its
+/// `Display` is the words `db check` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrefilterLayout {
+    /// SIMD packed (Teddy) searchers over the short anchors, and a hashed prefilter over the
+    /// others when there are any.
+    Split {
+        /// How many packed searchers run.
+        packed_searchers: usize,
+        /// The hashed prefilter, when some anchors are in it.
+        hashed: Option<HashedLayout>,
+    },
+    /// One Aho-Corasick automaton over every anchor (neither layout could take them).
+    General,
+}
+
+/// The hashed prefilter's part of a [`PrefilterLayout`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HashedLayout {
+    /// Anchors it holds.
+    pub anchors: usize,
+    /// Positions between two tested windows.
+    pub stride: usize,
+}
+
+impl std::fmt::Display for PrefilterLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let PrefilterLayout::Split {
+            packed_searchers,
+            hashed,
+        } = *self
+        else {
+            return f.write_str("Aho-Corasick automaton");
+        };
+        match packed_searchers {
+            0 => {}
+            1 => f.write_str("1 SIMD packed searcher")?,
+            n => write!(f, "{n} SIMD packed searchers")?,
+        }
+        match (packed_searchers, hashed) {
+            (0, None) => f.write_str("none"),
+            (_, None) => Ok(()),
+            (p, Some(h)) => {
+                if p > 0 {
+                    f.write_str(" and ")?;
+                }
+                write!(f, "a hashed 4-byte prefilter over {} anchors", h.anchors)?;
+                match h.stride {
+                    1 => Ok(()),
+                    s => write!(f, " (stride {s})"),
                 }
             }
-            Prefilter::General(_) => "Aho-Corasick automaton".to_string(),
         }
     }
 }
@@ -1188,6 +1272,36 @@ mod tests {
                 seen,
                 "no corpus log has a line for the terminal marker {pattern:?}"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::{HashedLayout, PrefilterLayout};
+
+    #[test]
+    fn layouts_read_as_db_check_prints_them() {
+        let split = |packed_searchers, hashed| PrefilterLayout::Split {
+            packed_searchers,
+            hashed,
+        };
+        let hashed = |anchors, stride| Some(HashedLayout { anchors, stride });
+        for (layout, words) in [
+            (split(2, None), "2 SIMD packed searchers"),
+            (split(1, None), "1 SIMD packed searcher"),
+            (split(0, None), "none"),
+            (
+                split(0, hashed(40, 1)),
+                "a hashed 4-byte prefilter over 40 anchors",
+            ),
+            (
+                split(1, hashed(528, 4)),
+                "1 SIMD packed searcher and a hashed 4-byte prefilter over 528 anchors (stride 4)",
+            ),
+            (PrefilterLayout::General, "Aho-Corasick automaton"),
+        ] {
+            assert_eq!(layout.to_string(), words);
         }
     }
 }

@@ -41,7 +41,10 @@ pub(crate) fn holds_at(hay: &[u8], at: usize, needle: &[u8]) -> bool {
 use std::sync::OnceLock;
 
 pub(crate) use matcher::Matcher;
-pub use matcher::{CandidateProfile, Cursor, LineMatch, Marker, Owner, Scratch};
+pub use matcher::{
+    CandidateLine, CandidateLines, CandidateProfile, Cursor, HashedLayout, LineMatch, Marker,
+    Owner, PrefilterLayout, Scratch,
+};
 
 use crate::signature::SignatureInfo;
 use dialect::build_regex;
@@ -144,9 +147,30 @@ impl Database {
         (self.matcher.anchors(), self.matcher.is_packed())
     }
 
-    /// What kind of prefilter runs over the input, in words (`db check` prints it).
+    /// What kind of prefilter runs over the input, in words (`db check` prints it): the
+    /// [`PrefilterLayout`]'s `Display`.
     pub fn prefilter_kind(&self) -> String {
-        self.matcher.prefilter_kind()
+        self.prefilter_layout().to_string()
+    }
+
+    /// How the prefilter is laid out: packed searchers and a hashed prefilter, or one
+    /// general automaton.
+    ///
+    /// ```
+    /// use faultline_db::{load_dir, Database, PrefilterLayout};
+    ///
+    /// let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../signatures");
+    /// let db = Database::compile(&load_dir(&dir).unwrap()).unwrap();
+    /// // The default set: short anchors in packed searchers, the others hashed.
+    /// let PrefilterLayout::Split { packed_searchers, hashed: Some(hashed) } = db.prefilter_layout()
+    /// else {
+    ///     panic!("the default set has a split layout");
+    /// };
+    /// assert!(packed_searchers >= 1 && hashed.anchors > 100);
+    /// assert!(db.prefilter_kind().contains("hashed 4-byte prefilter"));
+    /// ```
+    pub fn prefilter_layout(&self) -> PrefilterLayout {
+        self.matcher.prefilter_layout()
     }
 
     /// Per anchor (in [`Database::anchors`] order): how often it is expected to occur per
@@ -165,6 +189,22 @@ impl Database {
     /// each anchor is the first on such a line: the candidate rate `db check` reports.
     pub fn candidate_profile(&self, sample: &[u8]) -> CandidateProfile {
         self.matcher.candidate_profile(sample)
+    }
+
+    /// The candidate lines of `buf` in order, each with the first anchor found on it: the
+    /// lines a scan confirms.
+    ///
+    /// ```
+    /// use faultline_db::{load_dir, Database};
+    ///
+    /// let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../signatures");
+    /// let db = Database::compile(&load_dir(&dir).unwrap()).unwrap();
+    /// let log = b"INFO ready\nRuntimeError: CUDA error: out of memory\nINFO bye\n";
+    /// let lines: Vec<&[u8]> = db.candidate_lines(log).map(|c| &log[c.line]).collect();
+    /// assert_eq!(lines, [&b"RuntimeError: CUDA error: out of memory"[..]]);
+    /// ```
+    pub fn candidate_lines<'a>(&'a self, buf: &'a [u8]) -> CandidateLines<'a> {
+        self.matcher.candidate_lines(buf)
     }
 
     /// The start of the first candidate (an anchor occurrence) in `hay[start..]`, as an index
