@@ -5,7 +5,8 @@
 #
 # Generates ASCII and 5%-non-ASCII serving logs (seed 1), the non-ASCII log's ASCII twin
 # (the same lines with each non-ASCII run replaced by as many ASCII bytes), a gzip copy
-# of the ASCII one and a log of the independent generator (tools/otherlog.py, seed 1),
+# of the ASCII one, a log of the independent generator (tools/otherlog.py, seed 1) and
+# the corpus's healthy real logs concatenated and repeated (tools/realcat.py),
 # warms the page cache, and prints per tool the median wall time, GB/s
 # (10^9 bytes/s) and the ratio to `faultline scan -j1`. Needs ripgrep (rg) and gzip.
 # Hyperscan (benches/hs_scan.c, built with gcc -lhs where Debian's libhyperscan-dev is
@@ -28,6 +29,8 @@ FL="$T/faultline"
 [ -s "$DIR/twin-$SIZE.log" ] || "$T/examples/genlog" --bytes "$SIZE" --seed 1 --non-ascii 0.05 --ascii-twin >"$DIR/twin-$SIZE.log"
 # A cluster's mixed log from a second generator that shares no code with the crate's.
 [ -s "$DIR/independent-$SIZE.log" ] || python3 tools/otherlog.py --bytes "$SIZE" --seed 1 >"$DIR/independent-$SIZE.log"
+# Real text no generator wrote: the corpus's healthy logs of many projects, repeated.
+[ -s "$DIR/real-$SIZE.log" ] || python3 tools/realcat.py --bytes "$SIZE" >"$DIR/real-$SIZE.log"
 [ -s "$DIR/ascii-$SIZE.log.gz" ] || gzip -6 -c "$DIR/ascii-$SIZE.log" >"$DIR/ascii-$SIZE.log.gz"
 # ripgrep joins the patterns into one regex, where repeated capture names are an error:
 # patterns-unnamed drops the names, the matching is unchanged.
@@ -44,8 +47,10 @@ median() {
     local walls=() cpus=()
     for _ in $(seq "$RUNS"); do
         /usr/bin/time -f "%e %U %S" -o "$DIR/time.txt" "$@" >/dev/null 2>&1 || true
-        walls+=("$(awk '{print $1}' "$DIR/time.txt")")
-        cpus+=("$(awk '{print $2 + $3}' "$DIR/time.txt")")
+        # The last line: GNU time writes "Command exited with non-zero status N" before the
+        # figures, and a clean log's scan exits 1.
+        walls+=("$(awk 'END {print $1}' "$DIR/time.txt")")
+        cpus+=("$(awk 'END {print $2 + $3}' "$DIR/time.txt")")
     done
     local mid='{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
     echo "$(printf '%s\n' "${walls[@]}" | sort -n | awk "$mid") $(printf '%s\n' "${cpus[@]}" | sort -n | awk "$mid")"
@@ -59,7 +64,8 @@ paired_ratio() {
     for _ in $(seq "$RUNS"); do
         /usr/bin/time -f "%e" -o "$DIR/t1.txt" "$FL" scan -j1 "$1" >/dev/null 2>&1 || true
         /usr/bin/time -f "%e" -o "$DIR/t2.txt" "$FL" scan -j2 "$1" >/dev/null 2>&1 || true
-        ratios+=("$(awk 'NR == FNR { a = $1; next } { printf "%.3f\n", a / ($1 > 0 ? $1 : 0.005) }' "$DIR/t1.txt" "$DIR/t2.txt")")
+        ratios+=("$(awk -v a="$(tail -n1 "$DIR/t1.txt")" -v b="$(tail -n1 "$DIR/t2.txt")" \
+            'BEGIN { printf "%.3f\n", a / (b > 0 ? b : 0.005) }')")
     done
     printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
 }
@@ -82,7 +88,7 @@ echo "machine: $(nproc) CPUs, $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $
 echo "rg: $(rg --version | sed -n 1p)"
 [ -z "$HS" ] || echo "Hyperscan: $(dpkg-query -W -f '${Version}' libhyperscan-dev 2>/dev/null || echo installed)"
 
-for kind in ascii nonascii independent; do
+for kind in ascii nonascii independent real; do
     f="$DIR/$kind-$SIZE.log"
     bytes=$(stat -L -c %s "$f")
     cat "$f" >/dev/null
