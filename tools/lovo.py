@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Leave-one-vendor-out: how faultline does on a failure whose program it has no signatures for.
+
+For each vendor prefix V (the part of a signature id before its first '.'), V's signatures are
+switched off (`faultline bench --disable ID`, repeated) and the failing corpus logs whose first
+finding under the full set is a V signature are scored again: right (the first finding's line is
+still the sidecar's root cause), silent ("No failure found") or wrong (another line). Logs whose
+first finding is unclassified under the full set are scored once, as vendor `none`. Every healthy
+log is scored under every such set, and any false alarm is listed with the vendor that was off.
+
+It measures the analysis's generic rules (traceback ends, error-level stand-ins, terminal
+markers) on logs of a stack the database does not know, the situation of a user's first log of a
+new stack. It is not a held-out score: the logs were seen when the rules were written.
+
+    python3 tools/lovo.py [--faultline target/release/faultline] [--corpus tests/corpus]
+                          [--signatures signatures] > lovo.txt
+"""
+import argparse
+import collections
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def sidecar(log):
+    return log.with_name(log.name[: -len(".log")] + ".expect.toml")
+
+
+def first_signature(fl, log):
+    out = subprocess.run([fl, "scan", "--format", "json", str(log)], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        report = json.loads(line)
+        findings = report.get("findings") or []
+        return findings[0].get("signature") if findings else None
+    return None
+
+
+def bench(fl, logs, disable):
+    """`faultline bench` over copies of `logs` (and sidecars) with `disable` switched off."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for log in logs:
+            shutil.copy(log, tmp)
+            shutil.copy(sidecar(log), tmp)
+        args = [fl, "bench", "--corpus", tmp, "--format", "json"]
+        for sig in disable:
+            args += ["--disable", sig]
+        run = subprocess.run(args, capture_output=True, text=True)
+        if not run.stdout.strip():
+            sys.exit(f"lovo: faultline bench failed: {run.stderr.strip()}")
+        return json.loads(run.stdout)["sets"][0]["accuracy"]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--faultline", default=str(ROOT / "target" / "release" / "faultline"))
+    ap.add_argument("--corpus", default=str(ROOT / "tests" / "corpus"))
+    ap.add_argument("--signatures", default=str(ROOT / "signatures"))
+    args = ap.parse_args()
+    fl = args.faultline
+    ids = []
+    for toml in sorted(pathlib.Path(args.signatures).glob("*.toml")):
+        ids += re.findall(r'^id\s*=\s*"([^"]+)"', toml.read_text(), re.M)
+    by_vendor = collections.defaultdict(list)
+    for sig in ids:
+        by_vendor[sig.split(".")[0]].append(sig)
+    healthy, failing = [], collections.defaultdict(list)
+    for log in sorted(pathlib.Path(args.corpus).glob("*.log")):
+        if re.search(r'^expect\s*=\s*"clean"', sidecar(log).read_text(), re.M):
+            healthy.append(log)
+        else:
+            sig = first_signature(fl, log)
+            failing[sig.split(".")[0] if sig else "none"].append(log)
+    totals = collections.Counter()
+    print("vendor off        logs  right silent wrong  missed")
+    for vendor, logs in sorted(failing.items()):
+        acc = bench(fl, logs, by_vendor.get(vendor, []))
+        silent = [m["case"] for m in acc["misses"] if m["reason"].startswith("no finding")]
+        wrong = [m["case"] for m in acc["misses"] if not m["reason"].startswith("no finding")]
+        totals.update(logs=acc["cases"], right=acc["passed"], silent=len(silent), wrong=len(wrong))
+        missed = " ".join([f"{c} (silent)" for c in silent] + [f"{c} (wrong)" for c in wrong])
+        print(f"{vendor:<16} {acc['cases']:>5} {acc['passed']:>6} {len(silent):>6} {len(wrong):>5}  {missed}")
+    alarms = []
+    for vendor, sigs in sorted(by_vendor.items()):
+        acc = bench(fl, healthy, sigs)
+        alarms += [(vendor, m["case"]) for m in acc["misses"]]
+    print()
+    print(
+        f"failing logs {totals['logs']}: right {totals['right']}, silent {totals['silent']}, "
+        f"wrong {totals['wrong']}"
+    )
+    print(
+        f"healthy logs {len(healthy)} under {len(by_vendor)} sets (one vendor off each): "
+        f"{len(alarms)} false alarms"
+        + "".join(f"\n  {case} (with {vendor} off)" for vendor, case in alarms)
+    )
+
+
+if __name__ == "__main__":
+    main()
