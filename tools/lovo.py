@@ -32,28 +32,35 @@ def sidecar(log):
     return log.with_name(log.name[: -len(".log")] + ".expect.toml")
 
 
-def first_signature(fl, log):
-    out = subprocess.run([fl, "scan", "--format", "json", str(log)], capture_output=True, text=True).stdout
-    for line in out.splitlines():
+def first_signatures(fl, logs):
+    """Per log, the signature of its first finding under the full set (None: unclassified or
+    none), from one `faultline scan` of them all (a JSON line per input)."""
+    run = subprocess.run([fl, "scan", "--format", "json", *map(str, logs)], capture_output=True, text=True)
+    found = {}
+    for line in run.stdout.splitlines():
         report = json.loads(line)
         findings = report.get("findings") or []
-        return findings[0].get("signature") if findings else None
-    return None
+        found[report["input"]] = findings[0].get("signature") if findings else None
+    return [found.get(str(log)) for log in logs]
 
 
-def bench(fl, logs, disable):
-    """`faultline bench` over copies of `logs` (and sidecars) with `disable` switched off."""
-    with tempfile.TemporaryDirectory() as tmp:
-        for log in logs:
-            shutil.copy(log, tmp)
-            shutil.copy(sidecar(log), tmp)
-        args = [fl, "bench", "--corpus", tmp, "--format", "json"]
-        for sig in disable:
-            args += ["--disable", sig]
-        run = subprocess.run(args, capture_output=True, text=True)
-        if not run.stdout.strip():
-            sys.exit(f"lovo: faultline bench failed: {run.stderr.strip()}")
-        return json.loads(run.stdout)["sets"][0]["accuracy"]
+def copy_set(logs, into):
+    """`logs` and their sidecars copied into the directory `into` (bench reads no symlinks)."""
+    for log in logs:
+        shutil.copy(log, into)
+        shutil.copy(sidecar(log), into)
+    return into
+
+
+def bench(fl, corpus, disable):
+    """`faultline bench` over the corpus directory `corpus` with `disable` switched off."""
+    args = [fl, "bench", "--corpus", corpus, "--format", "json"]
+    for sig in disable:
+        args += ["--disable", sig]
+    run = subprocess.run(args, capture_output=True, text=True)
+    if not run.stdout.strip():
+        sys.exit(f"lovo: faultline bench failed: {run.stderr.strip()}")
+    return json.loads(run.stdout)["sets"][0]["accuracy"]
 
 
 def main():
@@ -69,26 +76,29 @@ def main():
     by_vendor = collections.defaultdict(list)
     for sig in ids:
         by_vendor[sig.split(".")[0]].append(sig)
-    healthy, failing = [], collections.defaultdict(list)
+    healthy, failed = [], []
     for log in sorted(pathlib.Path(args.corpus).glob("*.log")):
-        if re.search(r'^expect\s*=\s*"clean"', sidecar(log).read_text(), re.M):
-            healthy.append(log)
-        else:
-            sig = first_signature(fl, log)
-            failing[sig.split(".")[0] if sig else "none"].append(log)
+        clean = re.search(r'^expect\s*=\s*"clean"', sidecar(log).read_text(), re.M)
+        (healthy if clean else failed).append(log)
+    failing = collections.defaultdict(list)
+    for log, sig in zip(failed, first_signatures(fl, failed)):
+        failing[sig.split(".")[0] if sig else "none"].append(log)
     totals = collections.Counter()
     print("vendor off        logs  right silent wrong  missed")
     for vendor, logs in sorted(failing.items()):
-        acc = bench(fl, logs, by_vendor.get(vendor, []))
+        with tempfile.TemporaryDirectory() as tmp:
+            acc = bench(fl, copy_set(logs, tmp), by_vendor.get(vendor, []))
         silent = [m["case"] for m in acc["misses"] if m["reason"].startswith("no finding")]
         wrong = [m["case"] for m in acc["misses"] if not m["reason"].startswith("no finding")]
         totals.update(logs=acc["cases"], right=acc["passed"], silent=len(silent), wrong=len(wrong))
         missed = " ".join([f"{c} (silent)" for c in silent] + [f"{c} (wrong)" for c in wrong])
         print(f"{vendor:<16} {acc['cases']:>5} {acc['passed']:>6} {len(silent):>6} {len(wrong):>5}  {missed}")
     alarms = []
-    for vendor, sigs in sorted(by_vendor.items()):
-        acc = bench(fl, healthy, sigs)
-        alarms += [(vendor, m["case"]) for m in acc["misses"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_set(healthy, tmp)
+        for vendor, sigs in sorted(by_vendor.items()):
+            acc = bench(fl, tmp, sigs)
+            alarms += [(vendor, m["case"]) for m in acc["misses"]]
     print()
     print(
         f"failing logs {totals['logs']}: right {totals['right']}, silent {totals['silent']}, "
