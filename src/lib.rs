@@ -104,7 +104,7 @@ pub use sanitize::{
 pub use scan::walk::{walk, Entry, Shard, SkipReason, WalkOptions};
 pub use scan::{
     open, scan_reader, scan_slice, Hit, Input, InputKind, ScanOptions, ScanStats, CONTEXT_LINES,
-    MAX_THREADS, WINDOW_OVERLAP,
+    MAX_THREADS, TAIL_BYTES, WINDOW_OVERLAP,
 };
 /// Many reports as one table per signature.
 pub use summary::{

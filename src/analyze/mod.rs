@@ -26,6 +26,11 @@
 //! finding that keeps its signature ("the log shows its symptom"); a symptom tagged `peer`
 //! (a collective that lost a peer rank) only when no other symptom can.
 //!
+//! The tail rule, last: in a log where no rule found a failure and no signature a cause, the
+//! first line near its end that says a failure in words, not at DEBUG, INFO or WARNING level,
+//! after which its process logged nothing at INFO, stands in (module `tail`): a failing log is
+//! never silent, and a server that logged an error and went on stays clean.
+//!
 //! Retry loops: a survivable cause whose signature is tagged `retry-loop` announces a retry loop
 //! (wandb's `Network error (ConnectTimeout), entering retry loop.`); a signature tagged
 //! `retry-resolved` of the same vendor (the id's first part) announces its recovery (`Network
@@ -35,9 +40,10 @@
 //! consequences. A loop that recovered, or a run that did not fail, leaves it survivable.
 
 pub mod line;
+mod tail;
 mod traceback;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 use crate::report::{
     Counts, DatabaseRef, Finding, FindingRole, MatchedLine, Report, MAX_PROCESSES_LISTED,
@@ -166,6 +172,8 @@ enum Source {
     CutTraceback,
     /// A terminal line (`Killed`, `exited with code 1`) no signature knows.
     Terminal,
+    /// A line of the log's tail that says a failure, in a log with no failure found.
+    Tail,
 }
 
 /// Whether a failure ended its process.
@@ -380,6 +388,8 @@ pub struct Analyzer<'db> {
     retry_tags: Vec<RetryTag>,
     /// The retry-loop groups of the current run.
     open_loops: Vec<usize>,
+    /// The line numbers of the last [`tail::TAIL_LINES`] lines a signature matched.
+    known_lines: VecDeque<u64>,
 }
 
 fn role_of(role: Role) -> FindingRole {
@@ -517,6 +527,7 @@ impl<'db> Analyzer<'db> {
             noise_processes: Distinct::default(),
             retry_tags: Vec::new(),
             open_loops: Vec::new(),
+            known_lines: VecDeque::with_capacity(tail::TAIL_LINES),
         }
     }
 
@@ -688,6 +699,10 @@ impl<'db> Analyzer<'db> {
     pub fn push(&mut self, hit: &Hit) {
         let winner = self.winner(&hit.matched.signatures);
         if let Some(w) = winner {
+            if self.known_lines.len() == tail::TAIL_LINES {
+                self.known_lines.pop_front();
+            }
+            self.known_lines.push_back(hit.line);
             if self.retry_tags.is_empty() {
                 self.retry_tags = retry_tags(self.db);
             }
@@ -911,6 +926,45 @@ impl<'db> Analyzer<'db> {
                 self.groups[j].gave_up = true;
             }
         }
+    }
+
+    /// The tail rule (module [`tail`]): in a log with no failure found, a line of its tail
+    /// that says a failure stands in for the cause.
+    fn tail_stand_in(&mut self, stats: &ScanStats) {
+        let newlines = memchr::memchr_iter(b'\n', &stats.tail).count() as u64;
+        let tail_lines = newlines + u64::from(stats.tail.last().is_some_and(|&b| b != b'\n'));
+        let first_line = stats.lines.saturating_sub(tail_lines) + 1;
+        let first_offset = stats.bytes.saturating_sub(stats.tail.len() as u64);
+        let known = &self.known_lines;
+        let Some(found) = tail::stand_in(&stats.tail, first_line, first_offset, |n| {
+            known.contains(&n)
+        }) else {
+            return;
+        };
+        let hit = Hit {
+            line: found.line,
+            offset: found.offset,
+            text: found.raw,
+            text_truncated: false,
+            matched: Default::default(),
+        };
+        let mut group = self.new_group(
+            None,
+            FindingRole::Unclassified,
+            Source::Tail,
+            &hit,
+            &found.info,
+            &Event::None,
+        );
+        group.title = format!(
+            "Root cause not recognised; the log ends in this failure: {}",
+            group.title
+        );
+        group.survivable_sig = false;
+        group.fate = Fate::Ended;
+        group.run = self.run;
+        self.counts.unclassified_lines += 1;
+        self.groups.push(group);
     }
 
     /// Waits for the next line of `process` to decide the fate of `group`'s first failure.
@@ -1339,6 +1393,17 @@ impl<'db> Analyzer<'db> {
                 }
             }
         }
+        // A traceback cut by the end of the input that an ERROR record introduced was judged
+        // survivable above (a server logging a request's error): the tail is that report.
+        let logged_cut = self
+            .groups
+            .iter()
+            .any(|g| g.source == Source::CutTraceback && !g.fatal());
+        // A cause a signature knows, even survivable, is the database's answer: no guess.
+        let known_cause = self.groups.iter().any(|g| g.role == FindingRole::Cause);
+        if !logged_cut && !known_cause && !self.groups.iter().any(Group::fatal) {
+            self.tail_stand_in(stats);
+        }
         let mut tier_ts_complete = [true; 6];
         for g in &self.groups {
             if g.timestamp.is_none() {
@@ -1462,6 +1527,9 @@ fn why(g: &Group, by_time: bool, runs: u32) -> String {
         }
         (FindingRole::Unclassified, Source::OnlySymptoms) => {
             "no cause found; the first fatal symptom stands in for it".to_string()
+        }
+        (FindingRole::Unclassified, Source::Tail) => {
+            "no failure found by any other rule; the first line near the end of the log that says a failure, after which its process logged nothing at INFO, stands in (a guess)".to_string()
         }
         (FindingRole::Unclassified, _) => {
             "no signature matched; the first error line of a failed run stands in".to_string()

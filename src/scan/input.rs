@@ -379,6 +379,8 @@ impl Input {
                 let now = file.metadata().map_or(u64::MAX, |m| m.len());
                 let offset = fault.min(now);
                 stats.bytes = offset;
+                // What the map shows past the new end is not the input's.
+                stats.tail.clear();
                 let err = Error::Input {
                     path: self.path.clone(),
                     offset,

@@ -68,6 +68,46 @@ pub struct ScanStats {
     pub lines: u64,
     /// Whether the input held a NUL byte (it was scanned all the same).
     pub binary: bool,
+    /// The input's last lines: from the first line start in its last [`TAIL_BYTES`] bytes
+    /// (the whole input when it is shorter). The analysis reads them when it found no failure.
+    pub tail: Vec<u8>,
+}
+
+/// Most bytes of [`ScanStats::tail`].
+pub const TAIL_BYTES: usize = 16 << 10;
+
+/// The tail of an input of `len` bytes whose last bytes are `end`: `end` holds the whole
+/// input, or at least its last `TAIL_BYTES + 1` bytes (the byte before the tail's window tells
+/// whether the window starts a line).
+fn tail_of(end: &[u8], len: u64) -> Vec<u8> {
+    if len <= TAIL_BYTES as u64 {
+        return end.to_vec();
+    }
+    let Some(before) = end.len().checked_sub(TAIL_BYTES + 1) else {
+        return Vec::new();
+    };
+    match memchr(b'\n', &end[before..]) {
+        Some(i) => end[before + i + 1..].to_vec(),
+        None => Vec::new(),
+    }
+}
+
+/// The last `TAIL_BYTES + 1` bytes of a stream, kept as blocks are read.
+#[derive(Default)]
+struct TailKeeper(Vec<u8>);
+
+impl TailKeeper {
+    fn push(&mut self, new: &[u8]) {
+        let keep = TAIL_BYTES + 1;
+        if new.len() >= keep {
+            self.0.clear();
+            self.0.extend_from_slice(&new[new.len() - keep..]);
+        } else {
+            self.0.extend_from_slice(new);
+            let over = self.0.len().saturating_sub(keep);
+            self.0.drain(..over);
+        }
+    }
 }
 
 #[inline]
@@ -319,6 +359,10 @@ pub(crate) fn scan_slice_releasing(
     release: Option<Release<'_>>,
 ) -> ScanStats {
     let threads = opts.threads.clamp(1, MAX_THREADS);
+    let tail = tail_of(
+        &buf[buf.len().saturating_sub(TAIL_BYTES + 1)..],
+        buf.len() as u64,
+    );
     // Many chunks per thread, so that the threads finish close together; none over
     // MAX_CHUNK, so that one chunk's hits stay small.
     let chunk = (buf.len() / threads.saturating_mul(32).max(1))
@@ -358,6 +402,7 @@ pub(crate) fn scan_slice_releasing(
         bytes: buf.len() as u64,
         lines: line_count(buf, merged.newlines),
         binary: merged.binary,
+        tail,
     }
 }
 
@@ -561,6 +606,7 @@ pub fn scan_reader(
     let mut scratch = Scratch::default();
     let mut error = None;
     let mut eof = false;
+    let mut tail = TailKeeper::default();
     while !eof {
         let filled = buf.len();
         buf.resize(filled + want, 0);
@@ -585,6 +631,7 @@ pub fn scan_reader(
         }
         buf.truncate(got);
         if got > filled {
+            tail.push(&buf[filled..got]);
             stats.bytes += (got - filled) as u64;
             last_byte = buf[got - 1];
         }
@@ -642,6 +689,7 @@ pub fn scan_reader(
         }
     }
     stats.lines = merged.newlines + u64::from(stats.bytes > 0 && last_byte != b'\n');
+    stats.tail = tail_of(&tail.0, stats.bytes);
     (stats, error)
 }
 

@@ -1,7 +1,8 @@
 //! Properties of the diagnosis: per-request errors the engine goes on after and ordinary INFO
 //! lines inserted before a fatal failure never change the root cause, and a healthy run
 //! appended after a failed one (after the server's banner or a torch elastic restart) keeps
-//! the failure (in run 1) and the failed status.
+//! the failure (in run 1) and the failed status. A log whose end says a failure no signature
+//! knows is never silent; one whose process went on after its error lines stays clean.
 
 use faultline::Database;
 use faultline::EmbeddedDatabase;
@@ -59,8 +60,73 @@ fn prefix() -> String {
     format!("{}{}{}", info(1), request_error(1, 5000), info(2))
 }
 
+/// A per-request error with no traceback, as vLLM logs a request for a model it does not
+/// serve, answered with a 404; the server goes on.
+fn not_found(n: usize) -> String {
+    format!(
+        "ERROR {TS} [serving_chat.py:133] Error with model object='error' message='The model `m{n}` does not exist.' type='NotFoundError' param=None code=404\n\
+         INFO:     10.0.0.{n}:5000 - \"POST /v1/chat/completions HTTP/1.1\" 404 Not Found\n"
+    )
+}
+
+/// Lines no signature knows that say a failure, as a program's last words.
+const LAST_WORDS: [&str; 4] = [
+    "frobtool: error: cannot open /dev/frob0: No such device",
+    "ERROR 02-20 21:35:48 [loader.py:88] Unable to read shard 3 of the checkpoint",
+    "Fatal: the scheduler refused the job: quota exceeded",
+    "time=2026-01-02T03:04:05Z level=error msg=\"runner failed to start\" err=\"exit status 2\"",
+];
+
+#[test]
+fn a_log_that_ends_in_a_failure_no_signature_knows_is_not_silent() {
+    for last in LAST_WORDS {
+        let log = format!("{}{}{last}\n", info(1), info(2));
+        let got = report(&log);
+        let first = got.findings.first();
+        assert!(
+            first.is_some_and(|f| f.is_failure() && f.text == last && f.line == 3),
+            "{log}\n{:#?}",
+            got.findings
+        );
+        assert!(got.failed);
+        // Stack lines and a shutdown after it change nothing.
+        let log = format!(
+            "{}{last}\n    at frob.c:12\nINFO {TS} [api.py:9] Shutting down\n",
+            info(1)
+        );
+        assert_eq!(
+            report(&log).findings.first().map(|f| f.line),
+            Some(2),
+            "{log}"
+        );
+    }
+}
+
+#[test]
+fn a_log_that_ends_in_a_warning_is_not_a_failure() {
+    let log = format!(
+        "{}WARNING {TS} [x.py:1] Failed to read commit hash: no git\n",
+        info(1)
+    );
+    let got = report(&log);
+    assert!(!got.failed, "{:#?}", got.findings);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// The tail rule's counterexample: error lines its process went on after (lines at INFO).
+    #[test]
+    fn errors_a_server_went_on_after_leave_a_healthy_log_clean(
+        lines in proptest::collection::vec((any::<bool>(), 1usize..250), 1..40),
+    ) {
+        let mut log = String::new();
+        for (error, n) in &lines {
+            log.push_str(&if *error { not_found(*n) } else { info(*n) });
+        }
+        let got = report(&log);
+        prop_assert!(!got.failed, "{log}\n{:#?}", got.findings);
+    }
 
     #[test]
     fn request_errors_and_info_lines_before_a_failure_never_change_the_root_cause(

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use faultline::embedded_signature_set;
 use faultline::Database;
-use faultline::{scan_reader, scan_slice, Hit, ScanOptions, ScanStats};
+use faultline::{scan_reader, scan_slice, Hit, ScanOptions, ScanStats, TAIL_BYTES};
 use proptest::prelude::*;
 
 fn db() -> &'static Database {
@@ -92,7 +92,34 @@ fn trim_cr(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
+/// The tail as `ScanStats::tail` defines it: from the first line start in the last
+/// `TAIL_BYTES` bytes.
+fn naive_tail(log: &[u8]) -> &[u8] {
+    let from = log.len().saturating_sub(TAIL_BYTES);
+    let start = (from..log.len())
+        .find(|&i| i == 0 || log[i - 1] == b'\n')
+        .unwrap_or(log.len());
+    &log[start..]
+}
+
 proptest! {
+    #[test]
+    fn the_tail_is_the_same_however_the_input_is_read(
+        lines in proptest::collection::vec(("[ -~]{0,300}", 0usize..3), 0..200),
+        block in 1usize..9000,
+        threads in 1usize..4,
+    ) {
+        let log: Vec<u8> = lines
+            .iter()
+            .flat_map(|(l, end)| [l.as_bytes(), [&b"\n"[..], b"\r\n", b""][*end]].concat())
+            .collect();
+        let opts = ScanOptions { threads, block_size: block, min_chunk: 4096, ..uncapped(&log) };
+        let (_, whole) = slice(&log, &opts);
+        prop_assert_eq!(&whole.tail[..], naive_tail(&log));
+        let (_, streamed) = stream(&log, &opts);
+        prop_assert_eq!(&streamed.tail[..], naive_tail(&log));
+    }
+
     #[test]
     fn any_bytes_scan_without_panic(
         log in proptest::collection::vec(any::<u8>(), 0..4096),

@@ -1,0 +1,386 @@
+//! The last resort for a log in which no failure was found: its last lines.
+//!
+//! Users paste, and programs leave, the end of a run that failed: the line that says why is
+//! near the end, and nothing after it shows its process going on. When no rule found a
+//! failure anywhere in the log, the first line of the tail that says a failure in words
+//! (`error`, `failed`, `cannot`, `unable to`, `killed`, ...), is not logged at DEBUG, INFO or
+//! WARNING level, is not a line a signature already knows, and after which its process
+//! logged nothing at INFO or DEBUG level (other than a shutdown), stands in for the cause.
+//!
+//! Counterexamples from healthy logs in the corpus: a server answering a bad request logs an
+//! ERROR line and then serves the next ones at INFO (`vllm-healthy-404-model-not-found-requests`,
+//! `tgi-survivable-sporadic-prefill-server-error`); a warning that a step failed and was
+//! worked around is logged at WARNING (`onnxruntime-healthy-cuda-provider-fallback-warning`).
+
+use super::line::{self, Level, LineInfo};
+
+/// Most lines of the tail read, counted from the end.
+pub(super) const TAIL_LINES: usize = 64;
+
+/// A tail line that stands in for an unknown cause.
+pub(super) struct StandIn {
+    pub line: u64,
+    pub offset: u64,
+    pub raw: Vec<u8>,
+    pub info: LineInfo,
+}
+
+/// Words that say a failure, matched in the lower-cased message. A word that only starts
+/// one (`fail` in `failed`, `failure`) is enough.
+const FAILURE_WORDS: [&str; 39] = [
+    "error",
+    "fail",
+    "fatal",
+    "panic",
+    "abort",
+    "unable to",
+    "cannot",
+    "can't",
+    "could not",
+    "couldn't",
+    "not found",
+    "no such",
+    "died",
+    "killed",
+    "cancelled",
+    "timed out",
+    "out of memory",
+    "denied",
+    "refused",
+    "invalid",
+    "unrecognized",
+    "not compatible",
+    "incompatible",
+    "mismatch",
+    "insufficient",
+    "not available",
+    "unavailable",
+    "not supported",
+    "unsupported",
+    "assert",
+    "exceeded",
+    "exception",
+    "illegal",
+    "segmentation",
+    "not responding",
+    "signaled",
+    "by signal",
+    "on signal",
+    "received signal",
+];
+
+/// Phrases that use a failure word to say there was none, or to ask for bug reports (a
+/// library's banner: `For bug reports, please submit your error trace to: ...`).
+const NO_FAILURE: [&str; 12] = [
+    "no error",
+    "0 error",
+    "errors: 0",
+    "errors=0",
+    "error_rate",
+    "without error",
+    "failed: 0",
+    "failed=0",
+    "bug report",
+    "report bugs",
+    "report issues",
+    "standard error",
+];
+
+/// Whether a message says, in words, that something failed.
+pub(super) fn says_failure(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    FAILURE_WORDS.iter().any(|w| lower.contains(w)) && !NO_FAILURE.iter().any(|w| lower.contains(w))
+}
+
+/// Whether a line is part of a stack or a list printed under another line: indented, a C++
+/// `frame #N:` or a Python `File "..."` line.
+fn continuation(message: &str) -> bool {
+    message.starts_with([' ', '\t'])
+        || message.starts_with("frame #")
+        || message.starts_with("File \"")
+}
+
+/// Whether a Python warning is printed: `path.py:8: RuntimeWarning: ...` or `UserWarning: ...`.
+fn python_warning(message: &str) -> bool {
+    message
+        .split(": ")
+        .take(3)
+        .any(|part| part.ends_with("Warning") && !part.contains(' '))
+}
+
+/// The level a line names near its start in a format the prefix rules do not parse: a level
+/// word (`WARN NativeCodeLoader:`, `[TensorRT-LLM][WARNING]`), logfmt's `level=info`, or
+/// tornado's and ONNX Runtime's one letter (`[W 09:11:58.491 NotebookApp]`, `[W:onnxruntime:`).
+fn loose_level(text: &str) -> Option<Level> {
+    let head = &text.as_bytes()[..text.len().min(LEVEL_WITHIN)];
+    let mut i = 0;
+    while i < head.len() {
+        if let [b'[', c, b' ' | b':', ..] = head[i..] {
+            if let Some(l) = line_letter(c) {
+                return Some(l);
+            }
+        }
+        // TensorFlow's C++ logging: `2024-01-05 14:04:56.743208: W tensorflow/x.cc:38] ...`.
+        if let [b':', b' ', c, b' ', ..] = head[i..] {
+            let rest = &head[i + 4..];
+            let path_end = rest.iter().position(|&b| b == b' ').unwrap_or(rest.len());
+            if rest[..path_end].ends_with(b"]") {
+                if let Some(l) = line_letter(c) {
+                    return Some(l);
+                }
+            }
+        }
+        let starts = i == 0 || !head[i - 1].is_ascii_alphanumeric();
+        if !starts || !head[i].is_ascii_alphabetic() {
+            i += 1;
+            continue;
+        }
+        let end = i + head[i..]
+            .iter()
+            .position(|b| !b.is_ascii_alphanumeric())
+            .unwrap_or(head.len() - i);
+        let word = &head[i..end];
+        let level = match word {
+            b"TRACE" | b"DEBUG" => Some(Level::Debug),
+            b"INFO" | b"NOTICE" => Some(Level::Info),
+            b"WARN" | b"WARNING" => Some(Level::Warning),
+            b"ERROR" | b"SEVERE" => Some(Level::Error),
+            b"CRITICAL" | b"FATAL" => Some(Level::Critical),
+            b"level" if head.get(end) == Some(&b'=') => {
+                let value = &head[end + 1..];
+                let value = value.strip_prefix(b"\"").unwrap_or(value);
+                let n = value.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+                match value[..n].to_ascii_lowercase().as_slice() {
+                    b"trace" | b"debug" => Some(Level::Debug),
+                    b"info" => Some(Level::Info),
+                    b"warn" | b"warning" => Some(Level::Warning),
+                    b"error" => Some(Level::Error),
+                    b"fatal" | b"panic" | b"critical" => Some(Level::Critical),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if level.is_some() {
+            return level;
+        }
+        i = end;
+    }
+    None
+}
+
+/// How far into a line [`loose_level`] looks.
+const LEVEL_WITHIN: usize = 100;
+
+fn line_letter(c: u8) -> Option<Level> {
+    Some(match c {
+        b'D' => Level::Debug,
+        b'I' => Level::Info,
+        b'W' => Level::Warning,
+        b'E' => Level::Error,
+        b'C' | b'F' => Level::Critical,
+        _ => return None,
+    })
+}
+
+/// A line's level: as its prefixes say, else as [`loose_level`] finds it in the raw line.
+fn level(raw: &[u8], info: &LineInfo) -> Option<Level> {
+    info.level
+        .or_else(|| loose_level(&line::lossy(&line::display_text(raw))))
+}
+
+/// Whether a line shows its process going on: logged at DEBUG or INFO, and neither about
+/// stopping nor about a failure (ollama logs `level=INFO msg="NewLlamaServer failed"`) other
+/// than a client's.
+fn goes_on(level: Option<Level>, info: &LineInfo) -> bool {
+    matches!(level, Some(Level::Debug | Level::Info))
+        && !super::winds_down(&info.message)
+        && (!says_failure(&info.message) || client_error(&info.message))
+}
+
+/// Whether a line logs an HTTP response with a 4xx status (`"POST /v1/x HTTP/1.1" 404 Not
+/// Found`, gin's `| 404 |`): the client erred and the server answered, going on. A 5xx
+/// status says the server failed.
+fn client_error(message: &str) -> bool {
+    let b = message.as_bytes();
+    b.windows(5).enumerate().any(|(i, w)| {
+        let status =
+            matches!(w, [b' ', b'4', d1, d2, b' '] if d1.is_ascii_digit() && d2.is_ascii_digit());
+        status && (b[..i].ends_with(b"\"") || b[..i].ends_with(b"|"))
+    })
+}
+
+/// Whether a line could say why the log failed.
+fn candidate(level: Option<Level>, info: &LineInfo) -> bool {
+    !matches!(level, Some(Level::Debug | Level::Info | Level::Warning))
+        && !info.message.trim().is_empty()
+        && !continuation(&info.message)
+        && !python_warning(&info.message)
+        && says_failure(&info.message)
+}
+
+/// The line of `tail` (the input's last lines; its first line is line `first_line` at byte
+/// `first_offset`) that stands in for the cause of a log in which no failure was found, if
+/// any. `known` says whether a line number matched a signature.
+pub(super) fn stand_in(
+    tail: &[u8],
+    first_line: u64,
+    first_offset: u64,
+    known: impl Fn(u64) -> bool,
+) -> Option<StandIn> {
+    let mut lines: Vec<(u64, u64, &[u8])> = Vec::new();
+    let mut offset = first_offset;
+    for (i, raw) in tail.split_inclusive(|&b| b == b'\n').enumerate() {
+        let len = raw.len() as u64;
+        let text = raw.strip_suffix(b"\n").unwrap_or(raw);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        lines.push((first_line + i as u64, offset, text));
+        offset += len;
+    }
+    let skip = lines.len().saturating_sub(TAIL_LINES);
+    let parsed: Vec<TailLine> = lines
+        .into_iter()
+        .skip(skip)
+        .map(|(line, offset, raw)| {
+            let info = line::parse(raw);
+            let level = level(raw, &info);
+            TailLine {
+                line,
+                offset,
+                raw,
+                info,
+                level,
+            }
+        })
+        .collect();
+    parsed.iter().enumerate().find_map(|(i, l)| {
+        if known(l.line) || !candidate(l.level, &l.info) {
+            return None;
+        }
+        let went_on = parsed[i + 1..]
+            .iter()
+            .any(|later| later.info.process == l.info.process && goes_on(later.level, &later.info));
+        (!went_on).then(|| StandIn {
+            line: l.line,
+            offset: l.offset,
+            raw: l.raw.to_vec(),
+            info: l.info.clone(),
+        })
+    })
+}
+
+/// A line of the tail, parsed.
+struct TailLine<'a> {
+    line: u64,
+    offset: u64,
+    raw: &'a [u8],
+    info: LineInfo,
+    level: Option<Level>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pick(log: &str) -> Option<u64> {
+        stand_in(log.as_bytes(), 1, 0, |_| false).map(|s| s.line)
+    }
+
+    #[test]
+    fn the_first_failure_line_nothing_went_on_after() {
+        let log =
+            "Collecting environment\nSolving environment: done\n\nError: No such command 'run'.\n";
+        assert_eq!(pick(log), Some(4));
+    }
+
+    #[test]
+    fn a_process_that_went_on_at_info_level_survived_it() {
+        let log = "ERROR 03-18 09:02:03 [serving_chat.py:133] Error with model object='error'\n\
+                   INFO 03-18 09:02:04 [logger.py:39] Received request chatcmpl-1\n";
+        assert_eq!(pick(log), None);
+    }
+
+    #[test]
+    fn another_process_going_on_does_not_count() {
+        let log = "(VllmWorker rank=1 pid=7) ERROR 01-02 03:04:05 [multiproc.py:1] Worker proc died unexpectedly\n\
+                   (APIServer pid=1) INFO 01-02 03:04:06 [loggers.py:1] Avg prompt throughput: 0.0 tokens/s\n";
+        assert_eq!(pick(log), Some(1));
+    }
+
+    #[test]
+    fn a_server_answering_a_client_error_goes_on_but_not_a_server_error() {
+        let error = "ERROR 03-18 09:02:03 [serving_chat.py:133] Error with model object='error'\n";
+        for (access, went_on) in [
+            ("INFO:     10.0.0.1:5000 - \"POST /v1/chat/completions HTTP/1.1\" 404 Not Found\n", true),
+            ("INFO:     10.0.0.1:5000 - \"POST /v1/completions HTTP/1.1\" 500 Internal Server Error\n", false),
+        ] {
+            let picked = pick(&format!("{error}{access}"));
+            assert_eq!(picked, (!went_on).then_some(1), "{access}");
+        }
+        assert!(client_error(
+            "[GIN] 2025/11/06 - 06:23:22 | 404 |  2.85s | 10.0.0.1 | POST \"/api/chat\""
+        ));
+        assert!(!client_error(
+            "[GIN] 2025/11/06 - 06:23:22 | 500 |  2.85s | 10.0.0.1 | POST \"/api/chat\""
+        ));
+    }
+
+    #[test]
+    fn a_shutdown_line_is_not_going_on() {
+        let log = "ERROR 01-02 03:04:05 [core.py:1] Unable to open the model file\n\
+                   INFO 01-02 03:04:06 [core.py:2] Shutting down the engine\n";
+        assert_eq!(pick(log), Some(1));
+    }
+
+    #[test]
+    fn warnings_stacks_and_known_lines_do_not_stand_in() {
+        let log = "WARNING 01-02 03:04:05 [x.py:1] Failed to read commit hash\n\
+                   /x/connections.py:8: RuntimeWarning: Failed to read commit hash:\n\
+                   frame #4: <unknown function> + 0x69db5ae (0x7f in libtorch_cpu.so)\n\
+                   \x20   raise ValueError(\"invalid\")\n\
+                   cudaErrorNoDevice: no CUDA-capable device is detected\n";
+        assert_eq!(pick(log), Some(5));
+        assert_eq!(
+            stand_in(log.as_bytes(), 1, 0, |n| n == 5).map(|s| s.line),
+            None
+        );
+    }
+
+    #[test]
+    fn levels_in_other_formats_are_read() {
+        for (line, level) in [
+            ("[W 09:11:58.491 NotebookApp] No web browser found: could not locate runnable browser.", Level::Warning),
+            ("2024-01-09 21:33:49.2971069 [W:onnxruntime:Default, x.cc:747] Failed to create CUDAExecutionProvider", Level::Warning),
+            ("26/12/04 20:33:15 WARN NativeCodeLoader: Unable to load native-hadoop library", Level::Warning),
+            ("[TensorRT-LLM][WARNING] likely to affect performance or even cause errors.", Level::Warning),
+            ("time=2026-06-13T16:24:12.714Z level=INFO msg=\"Failed to ensure latest llama.cpp\"", Level::Info),
+            ("time=\"2024-01-01\" level=error msg=\"failed to start\"", Level::Error),
+            ("2024-01-05 14:04:56.743208: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT", Level::Warning),
+        ] {
+            assert_eq!(loose_level(line), Some(level), "{line}");
+        }
+        assert_eq!(
+            loose_level("Warning: CUDA warning: device-side assert triggered"),
+            None
+        );
+        assert_eq!(loose_level("INFORMATION_SCHEMA lookup failed"), None);
+    }
+
+    #[test]
+    fn words_that_say_no_failure_do_not_count() {
+        assert!(!says_failure("Epoch 3 done: 0 errors"));
+        assert!(!says_failure("validation finished without errors"));
+        assert!(says_failure(
+            "CUBLAS failure 13: CUBLAS_STATUS_EXECUTION_FAILED"
+        ));
+        assert!(says_failure("sbatch: error: Batch job submission failed"));
+    }
+
+    #[test]
+    fn line_numbers_and_offsets_count_from_the_tail_start() {
+        let log = "ok\r\nsegmentation violation in worker\n";
+        let s = stand_in(log.as_bytes(), 41, 1000, |_| false).expect("a stand-in");
+        assert_eq!((s.line, s.offset), (42, 1004));
+        assert_eq!(s.raw, b"segmentation violation in worker");
+    }
+}
