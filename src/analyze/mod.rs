@@ -443,8 +443,23 @@ fn winds_down(message: &str) -> bool {
         "exit requested",
         "cleanup finished",
     ];
-    let lower = message.to_ascii_lowercase();
-    WORDS.iter().any(|w| lower.contains(w))
+    // One pass, no lower-cased copy: sixteen substring searches of a copy were 4% of a scan
+    // of real logs, whose every line of a process with a pending failure asks.
+    static WINDS_DOWN: std::sync::OnceLock<Option<aho_corasick::AhoCorasick>> =
+        std::sync::OnceLock::new();
+    let ac = WINDS_DOWN.get_or_init(|| {
+        aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(WORDS)
+            .ok()
+    });
+    match ac {
+        Some(ac) => ac.is_match(message),
+        None => {
+            let lower = message.to_ascii_lowercase();
+            WORDS.iter().any(|w| lower.contains(w))
+        }
+    }
 }
 
 /// Whether a log line only says that a peer closed its connection to this process (a c10d
@@ -542,11 +557,14 @@ impl<'db> Analyzer<'db> {
 
     /// Whether the current run has failed so far.
     fn run_failed(&self) -> bool {
+        // Groups are made in input order and runs only grow: the current run's are last.
         self.run_terminal
             || self
                 .groups
                 .iter()
-                .any(|g| g.run == self.run && g.fatal() && g.source != Source::Level)
+                .rev()
+                .take_while(|g| g.run == self.run)
+                .any(|g| g.fatal() && g.source != Source::Level)
     }
 
     /// Starts run `self.run + 1`: every process of the old run ended.
