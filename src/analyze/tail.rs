@@ -253,20 +253,36 @@ pub(super) fn stand_in(
             }
         })
         .collect();
-    parsed.iter().enumerate().find_map(|(i, l)| {
-        if known(l.line) || !candidate(l.level, &l.info) {
-            return None;
-        }
-        let went_on = parsed[i + 1..]
-            .iter()
-            .any(|later| later.info.process == l.info.process && goes_on(later.level, &later.info));
-        (!went_on).then(|| StandIn {
-            line: l.line,
-            offset: l.offset,
-            raw: l.raw.to_vec(),
-            info: l.info.clone(),
-        })
+    let stands = |i: usize| {
+        let l: &TailLine = &parsed[i];
+        !known(l.line)
+            && candidate(l.level, &l.info)
+            && !parsed[i + 1..].iter().any(|later| {
+                later.info.process == l.info.process && goes_on(later.level, &later.info)
+            })
+    };
+    let mut found = (0..parsed.len()).filter(|&i| stands(i));
+    let first = found.next()?;
+    // A heading (`Error Message Summary:`, `Shard complete standard error output:`) introduces
+    // the failure printed under it: the next line that stands in says it.
+    let pick = if heading(&parsed[first].info.message) {
+        found.next().unwrap_or(first)
+    } else {
+        first
+    };
+    let l = &parsed[pick];
+    Some(StandIn {
+        line: l.line,
+        offset: l.offset,
+        raw: l.raw.to_vec(),
+        info: l.info.clone(),
     })
+}
+
+/// Whether a message only announces what follows: it ends with a colon and holds no other.
+fn heading(message: &str) -> bool {
+    let m = message.trim_end();
+    m.ends_with(':') && !m[..m.len() - 1].contains(": ")
 }
 
 /// A line of the tail, parsed.
@@ -323,6 +339,17 @@ mod tests {
         assert!(!client_error(
             "[GIN] 2025/11/06 - 06:23:22 | 500 |  2.85s | 10.0.0.1 | POST \"/api/chat\""
         ));
+    }
+
+    #[test]
+    fn a_heading_gives_way_to_the_failure_under_it() {
+        let log = "Error Message Summary:\n----------------------\n\
+                   ExternalError: Cudnn error, CUDNN_STATUS_INTERNAL_ERROR at (conv.cc:99)\n";
+        assert_eq!(pick(log), Some(3));
+        // Alone, a heading still stands in; a line with a message of its own is no heading.
+        assert_eq!(pick("RuntimeError:\n"), Some(1));
+        assert!(!heading("RuntimeError: CUDA error: invalid argument"));
+        assert!(heading("Shard complete standard error output:  "));
     }
 
     #[test]
