@@ -57,7 +57,12 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
         Marker::TracebackStart,
         r"Traceback \(most recent call last\):",
     ),
-    (Marker::Frame, r#"File "[^"]*", line \d+"#),
+    // Straight quotes as Python prints them, or typographic ones where a chat tool or an
+    // editor "smartened" a pasted traceback (`File “/x.py”, line 965, in f`).
+    (
+        Marker::Frame,
+        r#"File (?:"[^"]*"|\xE2\x80\x9C[^\n]*?\xE2\x80\x9D), line \d+"#,
+    ),
     (
         Marker::ChainCause,
         r"The above exception was the direct cause of the following exception",
@@ -1216,6 +1221,24 @@ mod tests {
                 anchor_members(&anchors, &members, Some((split, &hashed))).expect("builds"),
                 anchor_members_by_definition(&anchors, &members)
             );
+        }
+    }
+
+    #[test]
+    fn frames_with_typographic_quotes_are_frames() {
+        let db = crate::testing::database();
+        for line in [
+            "  File \"/usr/lib/python3.10/configparser.py\", line 965, in __getitem__",
+            "  File \u{201c}/usr/lib/python3.10/configparser.py\u{201d}, line 965, in __getitem__",
+        ] {
+            assert!(db.match_line(line.as_bytes()).has(Marker::Frame), "{line}");
+        }
+        for line in [
+            "  File \u{201c}/x.py\u{201d} line 965",
+            "  File \u{201c}/x.py, line 965",
+            "File name: report.py, line 3",
+        ] {
+            assert!(!db.match_line(line.as_bytes()).has(Marker::Frame), "{line}");
         }
     }
 
