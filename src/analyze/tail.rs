@@ -93,11 +93,12 @@ pub(super) fn says_failure(message: &str) -> bool {
 }
 
 /// Whether a line is part of a stack or a list printed under another line: indented, a C++
-/// `frame #N:` or a Python `File "..."` line.
+/// `frame #N:` or a Python `File "..."` line (typographic quotes too, as pastes have them).
 fn continuation(message: &str) -> bool {
     message.starts_with([' ', '\t'])
         || message.starts_with("frame #")
         || message.starts_with("File \"")
+        || message.starts_with("File \u{201c}")
 }
 
 /// Whether a Python warning is printed: `path.py:8: RuntimeWarning: ...` or `UserWarning: ...`.
@@ -364,11 +365,12 @@ mod tests {
         let log = "WARNING 01-02 03:04:05 [x.py:1] Failed to read commit hash\n\
                    /x/connections.py:8: RuntimeWarning: Failed to read commit hash:\n\
                    frame #4: <unknown function> + 0x69db5ae (0x7f in libtorch_cpu.so)\n\
+                   File \u{201c}/x/loader.py\u{201d}, line 9, in load_failed_shards\n\
                    \x20   raise ValueError(\"invalid\")\n\
                    cudaErrorNoDevice: no CUDA-capable device is detected\n";
-        assert_eq!(pick(log), Some(5));
+        assert_eq!(pick(log), Some(6));
         assert_eq!(
-            stand_in(log.as_bytes(), 1, 0, |n| n == 5).map(|s| s.line),
+            stand_in(log.as_bytes(), 1, 0, |n| n == 6).map(|s| s.line),
             None
         );
     }
