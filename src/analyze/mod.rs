@@ -390,6 +390,9 @@ pub struct Analyzer<'db> {
     open_loops: Vec<usize>,
     /// The line numbers of the last [`tail::TAIL_LINES`] lines a signature matched.
     known_lines: VecDeque<u64>,
+    /// The line numbers of the last [`tail::TAIL_LINES`] error lines no signature matched
+    /// (counted in `unmatched_error_lines`).
+    error_lines: VecDeque<u64>,
 }
 
 fn role_of(role: Role) -> FindingRole {
@@ -543,6 +546,7 @@ impl<'db> Analyzer<'db> {
             retry_tags: Vec::new(),
             open_loops: Vec::new(),
             known_lines: VecDeque::with_capacity(tail::TAIL_LINES),
+            error_lines: VecDeque::with_capacity(tail::TAIL_LINES),
         }
     }
 
@@ -835,6 +839,10 @@ impl<'db> Analyzer<'db> {
             }
             Event::None if self.fallback_candidate(hit, &info, &process) => {
                 self.counts.unmatched_error_lines += 1;
+                if self.error_lines.len() == tail::TAIL_LINES {
+                    self.error_lines.pop_front();
+                }
+                self.error_lines.push_back(hit.line);
                 self.record(hit, None, FindingRole::Unclassified, NO_FINDING);
                 let exception = hit.matched.has(Marker::Exception);
                 let empty = if exception {
@@ -982,7 +990,15 @@ impl<'db> Analyzer<'db> {
         group.fate = Fate::Ended;
         group.run = self.run;
         self.counts.unclassified_lines += 1;
+        if self.error_lines.contains(&found.line) {
+            // Counted as an error line no finding took; now a finding takes it.
+            self.counts.unmatched_error_lines = self.counts.unmatched_error_lines.saturating_sub(1);
+        }
         self.groups.push(group);
+        let index = self.groups.len() - 1;
+        if let Some(m) = self.matches.iter_mut().find(|(m, _)| m.line == found.line) {
+            m.1 = index;
+        }
     }
 
     /// Waits for the next line of `process` to decide the fate of `group`'s first failure.

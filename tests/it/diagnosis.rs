@@ -89,6 +89,15 @@ fn a_log_that_ends_in_a_failure_no_signature_knows_is_not_silent() {
             got.findings
         );
         assert!(got.failed);
+        // Counted once: as the finding's line, not also as an error line no finding took.
+        assert_eq!(
+            (
+                got.counts.unclassified_lines,
+                got.counts.unmatched_error_lines
+            ),
+            (1, 0),
+            "{log}"
+        );
         // Stack lines and a shutdown after it change nothing.
         let log = format!(
             "{}{last}\n    at frob.c:12\nINFO {TS} [api.py:9] Shutting down\n",
