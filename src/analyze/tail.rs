@@ -2,10 +2,13 @@
 //!
 //! Users paste, and programs leave, the end of a run that failed: the line that says why is
 //! near the end, and nothing after it shows its process going on. When no rule found a
-//! failure anywhere in the log, the first line of the tail that says a failure in words
-//! (`error`, `failed`, `cannot`, `unable to`, `killed`, ...), is not logged at DEBUG, INFO or
-//! WARNING level, is not a line a signature already knows, and after which its process
-//! logged nothing at INFO or DEBUG level (other than a shutdown), stands in for the cause.
+//! failure anywhere in the log and no signature a cause, and the input does not end inside a
+//! traceback an ERROR record introduced, the first line of the tail that says a failure in
+//! words (`error`, `failed`, `cannot`, `unable to`, `killed`, ...), is not logged at DEBUG,
+//! INFO or WARNING level, is no stack line or Python warning, is not a line a signature
+//! already knows, and after which its process logged nothing at INFO or DEBUG level (other
+//! than a shutdown, a failure or a server error; a client's 4xx answered is going on), stands
+//! in for the cause. A heading (`Error Message Summary:`) gives way to the line under it.
 //!
 //! Counterexamples from healthy logs in the corpus: a server answering a bad request logs an
 //! ERROR line and then serves the next ones at INFO (`vllm-healthy-404-model-not-found-requests`,
