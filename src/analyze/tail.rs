@@ -252,18 +252,19 @@ pub(super) fn stand_in(
                 line,
                 offset,
                 raw,
+                candidate: candidate(level, &info),
+                goes_on: goes_on(level, &info),
                 info,
-                level,
             }
         })
         .collect();
     let stands = |i: usize| {
         let l: &TailLine = &parsed[i];
         !known(l.line)
-            && candidate(l.level, &l.info)
-            && !parsed[i + 1..].iter().any(|later| {
-                later.info.process == l.info.process && goes_on(later.level, &later.info)
-            })
+            && l.candidate
+            && !parsed[i + 1..]
+                .iter()
+                .any(|later| later.goes_on && later.info.process == l.info.process)
     };
     let mut found = (0..parsed.len()).filter(|&i| stands(i));
     let first = found.next()?;
@@ -295,7 +296,10 @@ struct TailLine<'a> {
     offset: u64,
     raw: &'a [u8],
     info: LineInfo,
-    level: Option<Level>,
+    /// Whether it could stand in ([`candidate`]), and whether it shows its process going on
+    /// ([`goes_on`]): each read once, not once per earlier line.
+    candidate: bool,
+    goes_on: bool,
 }
 
 #[cfg(test)]
