@@ -19,7 +19,8 @@
 //! exception is survivable when its process went on (a later log line of the same process,
 //! INFO or WARNING, that is not a shutdown or teardown message nor a peer's disconnect). A terminal marker (death by signal, a
 //! non-zero exit, a Go/Rust/C++/Java crash, a compiler or build failure) makes a log failed
-//! on its own; ERROR-level lines never do, but in a failed log with no known cause the first
+//! on its own, unless a logger recorded it at ERROR level or below and its process went on (a
+//! child command's failure the process survived); ERROR-level lines never do, but in a failed log with no known cause the first
 //! of them stands in for it (a survivable cause logged at ERROR whose process was not seen
 //! going on counts as one). In a run with no fatal cause and no traceback end, the first
 //! symptom that is not survivable (fatal or error severity) becomes a fatal unclassified
@@ -499,6 +500,12 @@ fn banner_kind(text: &[u8]) -> u8 {
         .map_or(0, |i| 1 << i)
 }
 
+/// A line's level: as its prefixes name it, else a level word near its start (a logger's
+/// `>> name: INFO - `, `::[name]::ERROR -->`, `level=info`; see [`tail`]).
+fn level_of_line(info: &line::LineInfo) -> Option<line::Level> {
+    info.level.or_else(|| tail::loose_level(&info.message))
+}
+
 /// A process name as a map key or a kept copy, in a buffer of its own even when empty (a
 /// line that names no process). An empty `String` points at a dangling address, and glibc's
 /// AVX-512 `memcmp`, which every string comparison calls, loads its operands under a mask even
@@ -692,8 +699,9 @@ impl<'db> Analyzer<'db> {
         let fate = if terminal || reports_death || winds_down(&info.message) {
             Fate::Ended
         } else {
-            let ordinary = (info.level.is_some() || info.timestamp.is_some())
-                && info.level.is_none_or(|l| l <= line::Level::Warning)
+            let level = level_of_line(info);
+            let ordinary = (level.is_some() || info.timestamp.is_some())
+                && level.is_none_or(|l| l <= line::Level::Warning)
                 && !m.has(Marker::Exception)
                 && !m.has(Marker::TracebackStart)
                 && !m.has(Marker::Frame)
@@ -766,6 +774,12 @@ impl<'db> Analyzer<'db> {
             .then(|| (process_key(&process), hit.line));
         let event = self.tracebacks.observe(&process, hit, &info, logged);
         let terminal = hit.matched.has(Marker::Terminal);
+        // A terminal line no signature knows, logged as a record at ERROR level or below: a
+        // process reports that something it ran ended badly, and may go on after it.
+        let logged_terminal = terminal
+            && winner.is_none()
+            && matches!(event, Event::None)
+            && level_of_line(&info).is_some_and(|l| l <= line::Level::Error);
         // The exception a C++ terminate names, on the line after it, ended its process.
         let what_of_terminate = self
             .last_terminal
@@ -773,7 +787,8 @@ impl<'db> Analyzer<'db> {
             .is_some_and(|(p, l)| l + 1 == hit.line && *p == process)
             && info.message.trim_start().starts_with("what():");
         if terminal {
-            self.run_terminal = true;
+            // A logged one fails its run only when its process did not go on (its fate).
+            self.run_terminal |= !logged_terminal;
             self.last_terminal = Some((process_key(&process), hit.line));
         }
         if let Some(p) = &info.process {
@@ -832,7 +847,10 @@ impl<'db> Analyzer<'db> {
                     &info,
                     &event,
                 );
-                if let Some(g) = self.groups.get_mut(group) {
+                if logged_terminal {
+                    // Ended unless a line of its process shows it went on.
+                    self.watch(&process, group, true);
+                } else if let Some(g) = self.groups.get_mut(group) {
                     g.fate = Fate::Ended;
                 }
                 self.record(hit, None, FindingRole::Unclassified, group);

@@ -115,7 +115,7 @@ fn python_warning(message: &str) -> bool {
 /// The level a line names near its start in a format the prefix rules do not parse: a level
 /// word (`WARN NativeCodeLoader:`, `[TensorRT-LLM][WARNING]`), logfmt's `level=info`, or
 /// tornado's and ONNX Runtime's one letter (`[W 09:11:58.491 NotebookApp]`, `[W:onnxruntime:`).
-fn loose_level(text: &str) -> Option<Level> {
+pub(super) fn loose_level(text: &str) -> Option<Level> {
     let head = &text.as_bytes()[..text.len().min(LEVEL_WITHIN)];
     let mut i = 0;
     while i < head.len() {

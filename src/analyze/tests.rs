@@ -316,6 +316,41 @@ fn an_unknown_exception_whose_process_went_on_is_survivable() {
     assert!(r.failed);
 }
 
+/// A terminal line a logger records (a child command's non-zero exit, logged at ERROR) fails
+/// the log only when its process did not go on: lines at INFO after it (read by the prefix
+/// rules or by a level word near the start) make it survivable. The same line with nothing
+/// after it, or before a traceback, and a terminal line no logger wrote (`Killed`), still end
+/// their run.
+#[test]
+fn a_logged_child_exit_is_fatal_unless_its_process_went_on() {
+    let logged = ">> ext.loader: ERROR - ext failed to load or compile (Command 'make clean && make' returned non-zero exit status 2.).\n";
+    let went_on = format!(
+        "{logged}>> ext.loader: INFO - Refer to the install docs for instructions.\n[2023-08-04 13:02:34,181]::[App]::INFO --> Ext not loaded (nonfatal)\n"
+    );
+    let r = report(&went_on);
+    assert!(!r.failed, "{:#?}", r.findings);
+    assert!(r.findings[0].survivable && !r.findings[0].ended_process);
+    // The Python logging module's `ERROR:name:` form, then the logger's own INFO line.
+    let r = report("ERROR:setup:build step failed: Command 'cmake --build .' returned non-zero exit status 1.\nINFO:setup:falling back to the pure-Python implementation\n");
+    assert!(!r.failed, "{:#?}", r.findings);
+    // Nothing after it: the process said nothing more.
+    let r = report(logged);
+    assert!(r.failed && r.findings[0].ended_process, "{:#?}", r.findings);
+    // A traceback after it is not going on.
+    let r = report(&format!(
+        "{logged}Traceback (most recent call last):\n  File \"a.py\", line 1, in f\n"
+    ));
+    assert!(r.failed, "{:#?}", r.findings);
+    // A shell's `Killed` records nothing: INFO lines after it do not make it survivable.
+    let r = report("Killed\nINFO 02-20 21:35:49 [engine.py:1] Added request 7\n");
+    assert!(r.failed, "{:#?}", r.findings);
+    // Logged at CRITICAL: the logger says its own end.
+    let r = report(
+        "CRITICAL:setup:Command 'make' returned non-zero exit status 2.\nINFO:setup:cleaning up\n",
+    );
+    assert!(r.failed, "{:#?}", r.findings);
+}
+
 #[test]
 fn runs_from_banners_and_timestamps_stepping_back() {
     let banner = "INFO 02-20 21:00:00 [api_server.py:1] vLLM API server version 0.9.1\n";

@@ -118,8 +118,8 @@ fn trim_cr(line: &[u8]) -> &[u8] {
     }
 }
 
-/// Lines after a trigger line (a traceback start, frame or exception line) delivered even
-/// when they match nothing.
+/// Lines after a trigger line (a traceback start, frame, exception or terminal line) delivered
+/// even when they match nothing.
 pub const CONTEXT_LINES: usize = 8;
 
 /// Most bytes one scanned chunk covers: what the hits of one chunk can hold is bounded by
@@ -131,10 +131,16 @@ pub fn in_flight(threads: usize) -> usize {
     threads.saturating_mul(2).max(2)
 }
 
-/// Whether a matched line opens a context window.
+/// Whether a matched line opens a context window: a traceback line, or a terminal line (what
+/// its process printed next tells a logged child's death from its own).
 #[inline]
 fn triggers(m: &LineMatch) -> bool {
-    m.markers & (Marker::Frame as u8 | Marker::TracebackStart as u8 | Marker::Exception as u8) != 0
+    m.markers
+        & (Marker::Frame as u8
+            | Marker::TracebackStart as u8
+            | Marker::Exception as u8
+            | Marker::Terminal as u8)
+        != 0
 }
 
 struct ChunkHit {

@@ -212,3 +212,29 @@ proptest! {
         prop_assert!(text.contains("run 1 of 2 failed; the last run shows no failure"), "{}", text);
     }
 }
+
+/// The generic logged-terminal rule on a real healthy log, with the noise signature that
+/// names its line switched off: InvokeAI logs PyPatchMatch's failed `make` at ERROR
+/// (`returned non-zero exit status 2`) and goes on at INFO, so the log is not failed.
+#[test]
+fn a_logged_child_exit_the_process_went_on_after_does_not_fail_a_real_log() {
+    let mut set = faultline::embedded_signature_set().unwrap();
+    set.disable(&["noise.patchmatch.load-failed-nonfatal".to_string()])
+        .unwrap();
+    let db = Box::leak(Box::new(faultline::Database::compile(&set).unwrap()));
+    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus/invokeai-healthy-patchmatch-not-loaded-nonfatal-startup.log");
+    let report = faultline::analyze_input(
+        db,
+        faultline::open(&log).unwrap(),
+        &faultline::ScanOptions::default(),
+        faultline::AnalyzeOptions::default(),
+    );
+    assert!(!report.failed, "{:#?}", report.findings);
+    let first = report
+        .findings
+        .first()
+        .expect("the survived line is listed");
+    assert_eq!(first.line, 5);
+    assert!(first.survivable && !first.ended_process);
+}
