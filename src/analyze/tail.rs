@@ -114,7 +114,8 @@ fn python_warning(message: &str) -> bool {
 
 /// The level a line names near its start in a format the prefix rules do not parse: a level
 /// word (`WARN NativeCodeLoader:`, `[TensorRT-LLM][WARNING]`), logfmt's `level=info`, or
-/// tornado's and ONNX Runtime's one letter (`[W 09:11:58.491 NotebookApp]`, `[W:onnxruntime:`).
+/// tornado's and ONNX Runtime's one letter (`[W 09:11:58.491 NotebookApp]`, `[W:onnxruntime:`),
+/// spdlog's lower-case word in brackets (`[error]`).
 pub(super) fn loose_level(text: &str) -> Option<Level> {
     let head = &text.as_bytes()[..text.len().min(LEVEL_WITHIN)];
     let mut i = 0;
@@ -131,6 +132,24 @@ pub(super) fn loose_level(text: &str) -> Option<Level> {
             if rest[..path_end].ends_with(b"]") {
                 if let Some(l) = line_letter(c) {
                     return Some(l);
+                }
+            }
+        }
+        // spdlog's `[%l]`, lower case (Habana's Synapse: `[..][GC    ][error][tid:44F8A] `).
+        if head[i] == b'[' {
+            let word = &head[i + 1..];
+            let n = word.iter().take_while(|b| b.is_ascii_lowercase()).count();
+            if word.get(n) == Some(&b']') {
+                let level = match &word[..n] {
+                    b"trace" | b"debug" => Some(Level::Debug),
+                    b"info" => Some(Level::Info),
+                    b"warn" | b"warning" => Some(Level::Warning),
+                    b"error" => Some(Level::Error),
+                    b"critical" => Some(Level::Critical),
+                    _ => None,
+                };
+                if level.is_some() {
+                    return level;
                 }
             }
         }
@@ -392,6 +411,9 @@ mod tests {
             ("time=2026-06-13T16:24:12.714Z level=INFO msg=\"Failed to ensure latest llama.cpp\"", Level::Info),
             ("time=\"2024-01-01\" level=error msg=\"failed to start\"", Level::Error),
             ("2024-01-05 14:04:56.743208: W tensorflow/compiler/tf2tensorrt/utils/py_utils.cc:38] TF-TRT Warning: Could not find TensorRT", Level::Warning),
+            ("[19:08:34.164951][GC                    ][error][tid:44F8A] Failed to load tpc kernel for node: TPC634, GUID: constant_bf16. Got error: GLUE_FAILED", Level::Error),
+            ("[2024-03-01 10:00:00.123] [console] [info] model loaded, failed requests: 0", Level::Info),
+            ("[2024-03-01 10:00:00.123] [console] [warning] retrying after a failed probe", Level::Warning),
         ] {
             assert_eq!(loose_level(line), Some(level), "{line}");
         }
@@ -400,6 +422,8 @@ mod tests {
             None
         );
         assert_eq!(loose_level("INFORMATION_SCHEMA lookup failed"), None);
+        // Brackets around other lower-case words are not levels.
+        assert_eq!(loose_level("[rank0] [hint] the load failed"), None);
     }
 
     #[test]
