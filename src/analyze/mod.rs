@@ -17,7 +17,8 @@
 //! terminal marker or a fatal symptom such as a launcher's `Error: ShardCannotStart` is its
 //! process's next line, or its process printed nothing more); an unclassified
 //! exception is survivable when its process went on (a later log line of the same process,
-//! INFO or WARNING, that is not a shutdown or teardown message nor a peer's disconnect). A terminal marker (death by signal, a
+//! INFO or WARNING, that is not a shutdown or teardown message, a report of a failure nor a
+//! peer's disconnect). A terminal marker (death by signal, a
 //! non-zero exit, a Go/Rust/C++/Java crash, a compiler or build failure) makes a log failed
 //! on its own, unless a logger recorded it at ERROR level or below and its process went on (a
 //! child command's failure the process survived); ERROR-level lines never do, but in a failed log with no known cause the first
@@ -707,7 +708,11 @@ impl<'db> Analyzer<'db> {
                 && !m.has(Marker::Frame)
                 && !m.has(Marker::ErrorLevel)
                 && !matches!(sig_role, Some(Role::Cause | Role::Symptom));
-            if !ordinary || peer_left(&info.message) {
+            // A line that reports a failure (`Worker group FAILED. 3/3 attempts left; will
+            // restart worker group`) is not going on; an HTTP 4xx the server answered is.
+            let reports_failure =
+                tail::says_failure(&info.message) && !tail::client_error(&info.message);
+            if !ordinary || peer_left(&info.message) || reports_failure {
                 return;
             }
             Fate::WentOn

@@ -224,7 +224,7 @@ fn goes_on(level: Option<Level>, info: &LineInfo) -> bool {
 /// Whether a line logs an HTTP response with a 4xx status (`"POST /v1/x HTTP/1.1" 404 Not
 /// Found`, gin's `| 404 |`): the client erred and the server answered, going on. A 5xx
 /// status says the server failed.
-fn client_error(message: &str) -> bool {
+pub(super) fn client_error(message: &str) -> bool {
     let b = message.as_bytes();
     b.windows(5).enumerate().any(|(i, w)| {
         let status =

@@ -344,6 +344,10 @@ fn a_logged_child_exit_is_fatal_unless_its_process_went_on() {
     // A shell's `Killed` records nothing: INFO lines after it do not make it survivable.
     let r = report("Killed\nINFO 02-20 21:35:49 [engine.py:1] Added request 7\n");
     assert!(r.failed, "{:#?}", r.findings);
+    // What comes next reports the failure (torch elastic's agent, before it restarts the
+    // group) or winds down: not going on.
+    let r = report("ERROR:agent:failed (exitcode: 1) local_rank: 2 (pid: 68788) of binary: /usr/bin/python\nINFO:agent:[default] Worker group FAILED. 3/3 attempts left; will restart worker group\nINFO:agent:[default] Stopping worker group\n");
+    assert!(r.failed && r.findings[0].ended_process, "{:#?}", r.findings);
     // Logged at CRITICAL: the logger says its own end.
     let r = report(
         "CRITICAL:setup:Command 'make' returned non-zero exit status 2.\nINFO:setup:cleaning up\n",

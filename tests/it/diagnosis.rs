@@ -213,22 +213,37 @@ proptest! {
     }
 }
 
+/// The report on the corpus log `name` by the embedded set without the signatures `off`
+/// selects: how the analysis's generic rules do where no signature knows the lines.
+fn corpus_report_without(name: &str, off: impl Fn(&str) -> bool) -> Report {
+    let mut set = faultline::embedded_signature_set().unwrap();
+    let ids: Vec<String> = set
+        .signatures
+        .iter()
+        .map(|s| s.info.id.clone())
+        .filter(|id| off(id))
+        .collect();
+    set.disable(&ids).unwrap();
+    let db = Box::leak(Box::new(Database::compile(&set).unwrap()));
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/corpus")
+        .join(name);
+    analyze_input(
+        db,
+        faultline::open(&log).unwrap(),
+        &ScanOptions::default(),
+        AnalyzeOptions::default(),
+    )
+}
+
 /// The generic logged-terminal rule on a real healthy log, with the noise signature that
 /// names its line switched off: InvokeAI logs PyPatchMatch's failed `make` at ERROR
 /// (`returned non-zero exit status 2`) and goes on at INFO, so the log is not failed.
 #[test]
 fn a_logged_child_exit_the_process_went_on_after_does_not_fail_a_real_log() {
-    let mut set = faultline::embedded_signature_set().unwrap();
-    set.disable(&["noise.patchmatch.load-failed-nonfatal".to_string()])
-        .unwrap();
-    let db = Box::leak(Box::new(faultline::Database::compile(&set).unwrap()));
-    let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/corpus/invokeai-healthy-patchmatch-not-loaded-nonfatal-startup.log");
-    let report = faultline::analyze_input(
-        db,
-        faultline::open(&log).unwrap(),
-        &faultline::ScanOptions::default(),
-        faultline::AnalyzeOptions::default(),
+    let report = corpus_report_without(
+        "invokeai-healthy-patchmatch-not-loaded-nonfatal-startup.log",
+        |id| id == "noise.patchmatch.load-failed-nonfatal",
     );
     assert!(!report.failed, "{:#?}", report.findings);
     let first = report
@@ -237,4 +252,22 @@ fn a_logged_child_exit_the_process_went_on_after_does_not_fail_a_real_log() {
         .expect("the survived line is listed");
     assert_eq!(first.line, 5);
     assert!(first.survivable && !first.ended_process);
+}
+
+/// The same rule's counterexample on a real failing log, with the signatures that name its
+/// lines (pytorch's) switched off: torch elastic's agent logs a worker's `failed (exitcode:
+/// 1)` at ERROR, then `Worker group FAILED ... will restart` and `Stopping worker group`: a
+/// failure report and a wind-down, not going on, so run 1 still failed.
+#[test]
+fn a_logged_child_exit_followed_by_failure_reports_still_fails_a_real_log() {
+    let report = corpus_report_without("nnunet-torchelastic-restart-after-exitcode-1.log", |id| {
+        id.starts_with("pytorch.")
+    });
+    assert!(report.failed, "{:#?}", report.findings);
+    let exit = report
+        .findings
+        .iter()
+        .find(|f| f.line == 1)
+        .expect("the exit line is a finding");
+    assert!(exit.ended_process && !exit.survivable, "{exit:#?}");
 }
