@@ -7,8 +7,8 @@
 //! 1. The failures (fatal causes and fatal unclassified findings) of the last run that
 //!    failed, then those of earlier runs, latest run first.
 //! 2. Tier: fatal cause > fatal unclassified > survivable cause > survivable unclassified >
-//!    symptom > noise. Among fatal unclassified findings: the end of a traceback, then a
-//!    symptom standing in, then a stand-in error line, then a traceback cut by the end of the
+//!    symptom > noise. Among fatal unclassified findings: the end of a traceback, then the
+//!    `what():` message of an uncaught C++ exception, then a symptom standing in, then a stand-in error line, then a traceback cut by the end of the
 //!    input, then a terminal line (`Killed`, `exited with code 1`).
 //! 3. The innermost exception of a chain (or no exception at all) before a wrapper.
 //! 4. The earliest: by timestamp when every finding of the tier has one, else by position.
@@ -166,6 +166,9 @@ enum Source {
     Signature,
     /// The end of a traceback no signature knows.
     TracebackEnd,
+    /// The message of an exception a C++ terminate named (`  what():  ...` after `terminate
+    /// called after throwing an instance of 'T'`) that no signature knows.
+    UncaughtCxx,
     /// A fatal symptom standing in for an unknown cause.
     OnlySymptoms,
     /// An ERROR-level or exception line standing in for the cause of a failed log.
@@ -830,35 +833,23 @@ impl<'db> Analyzer<'db> {
             Event::Exception { chain_pos, .. }
                 if *chain_pos == 0 || !hit.matched.has(Marker::Exception) =>
             {
-                self.counts.unclassified_lines += 1;
-                let group = self.fold(
-                    None,
-                    FindingRole::Unclassified,
-                    Source::TracebackEnd,
-                    hit,
-                    &info,
-                    &event,
-                );
+                let group = self.unclassified(Source::TracebackEnd, hit, &info, &event);
                 self.watch(&process, group, true);
-                self.record(hit, None, FindingRole::Unclassified, group);
+            }
+            // What the uncaught C++ exception said: its message, as a Python exception line
+            // is, rather than the terminate line that names only its type.
+            Event::None if what_of_terminate => {
+                let group = self.unclassified(Source::UncaughtCxx, hit, &info, &event);
+                self.end(group);
             }
             Event::None if terminal => {
-                self.counts.unclassified_lines += 1;
-                let group = self.fold(
-                    None,
-                    FindingRole::Unclassified,
-                    Source::Terminal,
-                    hit,
-                    &info,
-                    &event,
-                );
+                let group = self.unclassified(Source::Terminal, hit, &info, &event);
                 if logged_terminal {
                     // Ended unless a line of its process shows it went on.
                     self.watch(&process, group, true);
-                } else if let Some(g) = self.groups.get_mut(group) {
-                    g.fate = Fate::Ended;
+                } else {
+                    self.end(group);
                 }
-                self.record(hit, None, FindingRole::Unclassified, group);
             }
             Event::None if self.fallback_candidate(hit, &info, &process) => {
                 self.counts.unmatched_error_lines += 1;
@@ -891,6 +882,28 @@ impl<'db> Analyzer<'db> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Folds a line no signature knows into an unclassified finding from `source`, and records
+    /// it: the group's index.
+    fn unclassified(
+        &mut self,
+        source: Source,
+        hit: &Hit,
+        info: &line::LineInfo,
+        event: &Event,
+    ) -> usize {
+        self.counts.unclassified_lines += 1;
+        let group = self.fold(None, FindingRole::Unclassified, source, hit, info, event);
+        self.record(hit, None, FindingRole::Unclassified, group);
+        group
+    }
+
+    /// The failure of `group` ended its process.
+    fn end(&mut self, group: usize) {
+        if let Some(g) = self.groups.get_mut(group) {
+            g.fate = Fate::Ended;
         }
     }
 
@@ -1101,6 +1114,10 @@ impl<'db> Analyzer<'db> {
             }
             None => {
                 let title = match (source, event) {
+                    (Source::UncaughtCxx, _) => {
+                        "Unrecognised C++ exception that ended its process (no signature knows it)"
+                            .to_string()
+                    }
                     (Source::Terminal, _) => {
                         "A process ended badly: killed, crashed, exited non-zero or failed to build (no signature knows this line)".to_string()
                     }
@@ -1306,7 +1323,7 @@ impl<'db> Analyzer<'db> {
                     && g.fatal()
                     && (g.role == FindingRole::Cause
                         || !exceptions_only
-                        || g.source == Source::TracebackEnd)
+                        || matches!(g.source, Source::TracebackEnd | Source::UncaughtCxx))
             })
         };
         if let Some((process, frames, logged)) = open.first() {
@@ -1570,6 +1587,9 @@ fn why(g: &Group, by_time: bool, runs: u32) -> String {
         }
         (FindingRole::Unclassified, Source::Terminal) => {
             "no signature knows this line; it says a process ended badly".to_string()
+        }
+        (FindingRole::Unclassified, Source::UncaughtCxx) => {
+            "no signature knows this exception; a C++ terminate named it, after the line that names its type".to_string()
         }
         (FindingRole::Unclassified, Source::CutTraceback) if fatal => {
             "the input ends inside this traceback from the program's entry point: nothing caught its exception"

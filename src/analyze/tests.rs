@@ -355,6 +355,30 @@ fn a_logged_child_exit_is_fatal_unless_its_process_went_on() {
     assert!(r.failed, "{:#?}", r.findings);
 }
 
+/// An uncaught C++ exception: the terminate line names its type, the `what():` line after it
+/// its message, which stands for the failure when no signature knows it (as a Python
+/// exception line does); a `what():` line anywhere else is not a finding.
+#[test]
+fn the_message_of_an_uncaught_cxx_exception_comes_first() {
+    let log = "terminate called after throwing an instance of 'std::out_of_range'\n  what():  vector::_M_range_check: __n (which is 5) >= this->size() (which is 3)\nAborted (core dumped)\n";
+    let r = report(log);
+    assert!(r.failed);
+    let f = &r.findings[0];
+    assert_eq!(
+        (f.role, f.line, f.signature.as_deref()),
+        (FindingRole::Unclassified, 2, None),
+        "{:#?}",
+        r.findings
+    );
+    assert!(f.ended_process && f.why.contains("C++ terminate"), "{f:#?}");
+    // Another process's line between them: the message is not the terminate's.
+    let r = report("[rank0]: terminate called after throwing an instance of 'std::out_of_range'\n[rank1]: INFO step 7\n  what():  vector::_M_range_check\n");
+    assert!(r.findings.iter().all(|f| f.line != 3), "{:#?}", r.findings);
+    // A `what():` line with no terminate before it.
+    let r = report("INFO 02-20 21:35:49 [x.py:1] step 7\n  what():  vector::_M_range_check\n");
+    assert!(!r.failed && r.findings.is_empty(), "{:#?}", r.findings);
+}
+
 #[test]
 fn runs_from_banners_and_timestamps_stepping_back() {
     let banner = "INFO 02-20 21:00:00 [api_server.py:1] vLLM API server version 0.9.1\n";

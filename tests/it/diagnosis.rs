@@ -271,3 +271,22 @@ fn a_logged_child_exit_followed_by_failure_reports_still_fails_a_real_log() {
         .expect("the exit line is a finding");
     assert!(exit.ended_process && !exit.survivable, "{exit:#?}");
 }
+
+/// An uncaught C++ exception in a real log, with the signatures of its program (LMDeploy)
+/// switched off: TurboMind's `what():  [TM][ERROR] CUDA runtime error: out of memory` line,
+/// not the `terminate called after throwing an instance of 'std::runtime_error'` before it.
+#[test]
+fn the_message_of_an_uncaught_cxx_exception_stands_in_on_a_real_log() {
+    let report = corpus_report_without("lmdeploy-turbomind-oom-terminate.log", |id| {
+        id.starts_with("lmdeploy.")
+    });
+    assert!(report.failed);
+    let first = &report.findings[0];
+    assert!(
+        first
+            .text
+            .contains("[TM][ERROR] CUDA runtime error: out of memory"),
+        "{first:#?}"
+    );
+    assert_eq!(first.signature, None);
+}
