@@ -83,6 +83,9 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
     // `--log_year_in_prefix=false`: no literal long enough to anchor, so it runs on every
     // candidate line; alone, its automaton stops after a byte or two on other lines.
     (Marker::ErrorLevel, r"^\[?E(?:\d{4})?\d{4} \d\d:\d\d:\d\d"),
+    // spdlog's lower-case `[%l]` (Habana's Synapse: `[..][GC    ][error][tid:44F8A] ...`) and
+    // nginx's error log (`2024/01/01 00:00:00 [error] 12#0: ...`).
+    (Marker::ErrorLevel, r"\[(?:error|critical)\]"),
     // Death by signal: as the shell reports it, alone at the end of a line (a progress bar
     // with no newline before it included), or with a core dump.
     // ... and as glibc's psiginfo() reports it (backward-cpp and other crash handlers):
@@ -1254,6 +1257,23 @@ mod tests {
         ] {
             assert!(
                 db.match_line(line).has(Marker::ErrorLevel),
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        for line in [
+            &b"[19:08:34.164951][GC                    ][error][tid:44F8A] Failed to load tpc kernel for node: TPC634, GUID: constant_bf16. Got error: GLUE_FAILED"[..],
+            b"2024/01/01 00:00:00 [error] 12#0: *3 connect() failed (111: Connection refused) while connecting to upstream",
+        ] {
+            assert!(db.match_line(line).has(Marker::ErrorLevel), "{}", String::from_utf8_lossy(line));
+        }
+        for line in [
+            &b"[19:08:34.164951][GC                    ][info ][tid:44F8A] compile done"[..],
+            b"2024/01/01 00:00:00 [warn] 12#0: an upstream response is buffered",
+            b"counted [errors] 0",
+        ] {
+            assert!(
+                !db.match_line(line).has(Marker::ErrorLevel),
                 "{}",
                 String::from_utf8_lossy(line)
             );
