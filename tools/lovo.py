@@ -4,10 +4,11 @@
 For each vendor prefix V (the part of a signature id before its first '.'), V's signatures are
 switched off (`faultline bench --disable ID`, repeated) and the failing corpus logs whose first
 finding under the full set is a V signature are scored again: right (the first finding's line is
-still the sidecar's root cause, and the first finding passes every other check of the sidecar
-but the signature id, which cannot be named with its vendor off), silent ("No failure found") or
-wrong (another line, or the right line with the wrong fate or run). Logs whose first finding is unclassified under the full set are scored once, as vendor `none`. Every healthy
-log is scored under every such set, and any false alarm is listed with the vendor that was off.
+still the sidecar's root cause, and the finding passes every other check of the sidecar but the
+signature id, which cannot be named with its vendor off), silent ("No failure found") or wrong
+(another line, or the right line with the wrong fate or run). Logs whose first finding is
+unclassified under the full set are scored once, as vendor `none`. Every healthy log is scored
+under every such set, and any false alarm is listed with the vendor that was off.
 
 It measures the analysis's generic rules (traceback ends, error-level stand-ins, terminal
 markers) on logs of a stack the database does not know, the situation of a user's first log of a

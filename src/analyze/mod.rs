@@ -8,20 +8,21 @@
 //!    failed, then those of earlier runs, latest run first.
 //! 2. Tier: fatal cause > fatal unclassified > survivable cause > survivable unclassified >
 //!    symptom > noise. Among fatal unclassified findings: the end of a traceback, then the
-//!    `what():` message of an uncaught C++ exception, then a symptom standing in, then a stand-in error line, then a traceback cut by the end of the
-//!    input, then a terminal line (`Killed`, `exited with code 1`).
+//!    `what():` message of an uncaught C++ exception, then a symptom standing in, then a
+//!    stand-in error line, then a traceback cut by the end of the input, then a terminal line
+//!    (`Killed`, `exited with code 1`).
 //! 3. The innermost exception of a chain (or no exception at all) before a wrapper.
 //! 4. The earliest: by timestamp when every finding of the tier has one, else by position.
 //!
 //! A failure is fatal when its signature is not survivable, or when it ended its process (a
 //! terminal marker or a fatal symptom such as a launcher's `Error: ShardCannotStart` is its
-//! process's next line, or its process printed nothing more); an unclassified
-//! exception is survivable when its process went on (a later log line of the same process,
-//! INFO or WARNING, that is not a shutdown or teardown message, a report of a failure nor a
-//! peer's disconnect). A terminal marker (death by signal, a
-//! non-zero exit, a Go/Rust/C++/Java crash, a compiler or build failure) makes a log failed
-//! on its own, unless a logger recorded it at ERROR level or below and its process went on (a
-//! child command's failure the process survived); ERROR-level lines never do, but in a failed log with no known cause the first
+//! process's next line, or its process printed nothing more); an unclassified exception is
+//! survivable when its process went on (a later log line of the same process, INFO or
+//! WARNING, that is not a shutdown or teardown message, a report of a failure nor a peer's
+//! disconnect). A terminal marker (death by signal, a non-zero exit, a Go/Rust/C++/Java crash,
+//! a compiler or build failure) makes a log failed on its own, unless a logger recorded it at
+//! ERROR level or below and its process went on (a child command's failure the process
+//! survived). ERROR-level lines never do, but in a failed log with no known cause the first
 //! of them stands in for it (a survivable cause logged at ERROR whose process was not seen
 //! going on counts as one). In a run with no fatal cause and no traceback end, the first
 //! symptom that is not survivable (fatal or error severity) becomes a fatal unclassified
