@@ -149,6 +149,15 @@ fn apply(rule: Rule, groups: &Groups, text: &[u8], info: &mut LineInfo) {
             info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), g(6)]));
             info.timestamp_text = stamp(1, 6, true);
         }
+        Rule::TensorRt => {
+            info.timestamp = Some(timestamp([g(1), g(2), g(3), g(4), g(5), &[]]));
+            info.timestamp_text = stamp(1, 5, false);
+            // TensorRT's `V` (verbose) is below INFO.
+            info.level = match g(6) {
+                b"V" => Some(Level::Debug),
+                l => level_of(l).or(info.level),
+            };
+        }
         Rule::Glog => {
             info.level = level_of(g(1)).or(info.level);
             info.timestamp = Some(timestamp([g(2), g(3), g(4), g(5), g(6), g(7)]));

@@ -26,6 +26,9 @@ pub(super) enum Rule {
     PyLogging,
     /// `2025-01-01T12:00:00.123Z ` (ISO-8601 and friends)
     Iso,
+    /// `[07/26/2022-11:14:38] [TRT] [W] ` (TensorRT's Python logger) and
+    /// `[07/26/2022-11:14:38] [W] [TRT] ` (its C++ samples' and trtexec's logger)
+    TensorRt,
     /// `[W1031 15:15:48.123 ProcessGroupNCCL.cpp:1538] ` (glog / c10)
     Glog,
     /// `ERROR: `, `[ERROR] `, `ERROR `
@@ -33,7 +36,7 @@ pub(super) enum Rule {
 }
 
 /// Every rule, in the order they are tried.
-pub(super) const RULES: [Rule; 11] = [
+pub(super) const RULES: [Rule; 12] = [
     Rule::Compose,
     Rule::Task,
     Rule::Paren,
@@ -43,6 +46,7 @@ pub(super) const RULES: [Rule; 11] = [
     Rule::Sglang,
     Rule::PyLogging,
     Rule::Iso,
+    Rule::TensorRt,
     Rule::Glog,
     Rule::Level,
 ];
@@ -56,7 +60,7 @@ impl Rule {
             Rule::Compose => first.is_ascii_alphanumeric(),
             Rule::Task | Rule::PyLogging => first.is_ascii_digit(),
             Rule::Paren => first == b'(',
-            Rule::Rank | Rule::Sglang | Rule::RayCore => first == b'[',
+            Rule::Rank | Rule::Sglang | Rule::RayCore | Rule::TensorRt => first == b'[',
             Rule::Iso => first.is_ascii_digit() || first == b'[',
             Rule::Vllm => level_initial,
             Rule::Glog | Rule::Level => level_initial || first == b'[',
@@ -387,6 +391,28 @@ pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
             a.peek().filter(|&b| space(b))?;
             a.i += 1;
             a.maybe_space();
+        }
+        // \[([0-9]{2})/([0-9]{2})/[0-9]{4}-([0-9]{2}):([0-9]{2}):([0-9]{2})\] (?:\[TRT\] )?
+        //   \[([VIWEF])\] (?:\[TRT\] )?
+        Rule::TensorRt => {
+            a.byte(b'[')?;
+            g[1] = Some(a.digits(2)?);
+            a.byte(b'/')?;
+            g[2] = Some(a.digits(2)?);
+            a.byte(b'/')?;
+            a.digits(4)?;
+            a.byte(b'-')?;
+            g[3] = Some(a.digits(2)?);
+            a.byte(b':')?;
+            g[4] = Some(a.digits(2)?);
+            a.byte(b':')?;
+            g[5] = Some(a.digits(2)?);
+            a.bytes(b"] ")?;
+            let _ = a.bytes(b"[TRT] ");
+            a.byte(b'[')?;
+            g[6] = Some(a.one_of(b"VIWEF")?);
+            a.bytes(b"] ")?;
+            let _ = a.bytes(b"[TRT] ");
         }
         // \[?([IWEF])(?:[0-9]{4})?([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})
         //   (?:\.([0-9]+))?\s+(?:[0-9]+\s+)?([^\]\s]+)\]\s?

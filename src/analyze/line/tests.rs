@@ -116,6 +116,32 @@ fn ray_core_log_lines() {
 }
 
 #[test]
+fn tensorrt_logger_lines() {
+    // TensorRT's Python logger: stamp, `[TRT]`, level letter.
+    let i = parse(b"[07/26/2022-11:14:38] [TRT] [W] Convolution + generic activation fusion is disable due to incompatible driver or nvrtc");
+    assert_eq!(i.level, Some(Level::Warning));
+    assert_eq!(i.timestamp_text.as_deref(), Some("07/26/2022-11:14:38"));
+    assert!(
+        i.message.starts_with("Convolution + generic"),
+        "{}",
+        i.message
+    );
+    let i = parse(b"[07/26/2022-11:14:39] [TRT] [E] 1: [ltWrapper.cpp::CublasLtWrapper::66] Error Code 1: Cublas (Could not initialize cublasLt. ");
+    assert_eq!(i.level, Some(Level::Error));
+    assert!(i.message.starts_with("1: [ltWrapper.cpp"), "{}", i.message);
+    // trtexec and the C++ samples (samples/common/logging.h): level letter, then `[TRT]`.
+    let i = parse(b"[05/20/2024-09:12:01] [I] [TRT] Loaded engine size: 12 MiB");
+    assert_eq!(i.level, Some(Level::Info));
+    assert_eq!(i.message, "Loaded engine size: 12 MiB");
+    assert_eq!(
+        parse(b"[05/20/2024-09:12:01] [V] [TRT] x").level,
+        Some(Level::Debug)
+    );
+    // Not a TensorRT stamp: no level letter.
+    assert_eq!(parse(b"[05/20/2024-09:12:01] done").level, None);
+}
+
+#[test]
 fn sglang_pylogging_iso_and_task() {
     let i = parse(b"[2025-01-01 12:00:00 TP3] Scheduler hit an exception");
     assert_eq!(i.process.as_deref(), Some("TP3"));
@@ -164,7 +190,7 @@ fn masking_folds_ranks_and_addresses() {
 
 /// The rules as regexes, in [`RULES`]' order: the specification the hand-written matchers of
 /// `rules.rs` are held to (same match end, same group spans).
-const RULE_REGEXES: [&str; 11] = [
+const RULE_REGEXES: [&str; 12] = [
     r"([A-Za-z0-9][A-Za-z0-9_.-]*-[0-9]+)\s+\|\s?",
     r"([0-9]{1,5}): ",
     r"\(((?:[A-Za-z_][A-Za-z0-9_]*[ ,]+)?(?:rank=[0-9]+[ ,]+)?pid=[0-9]+(?:,\s*ip=[^)]*)?|raylet|gcs_server)\)\s*",
@@ -174,6 +200,7 @@ const RULE_REGEXES: [&str; 11] = [
     r"\[[0-9]{4}-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?((?: [A-Z]{2,4}[0-9]+)*)\]\s*",
     r"[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?\s+-\s+([A-Za-z0-9_.]+)\s+-\s+(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\s+-\s*",
     r"\[?[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?(?:Z|[+-][0-9]{2}:?[0-9]{2})?\]?\s{1,2}",
+    r"\[([0-9]{2})/([0-9]{2})/[0-9]{4}-([0-9]{2}):([0-9]{2}):([0-9]{2})\] (?:\[TRT\] )?\[([VIWEF])\] (?:\[TRT\] )?",
     r"\[?([IWEF])(?:[0-9]{4})?([0-9]{2})([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+(?:[0-9]+\s+)?([^\]\s]+)\]\s?",
     r"\[?(DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL)\]?(?::\s*|\s+)",
 ];
