@@ -198,12 +198,18 @@ impl At<'_> {
         let day = self.digits(2)?;
         self.peek().filter(|&b| sep(b))?;
         self.i += 1;
+        let [hour, minute, second] = self.clock()?;
+        Some([month, day, hour, minute, second])
+    }
+
+    /// `([0-9]{2}):([0-9]{2}):([0-9]{2})`: the hour, minute and second spans.
+    fn clock(&mut self) -> Option<[(usize, usize); 3]> {
         let hour = self.digits(2)?;
         self.byte(b':')?;
         let minute = self.digits(2)?;
         self.byte(b':')?;
         let second = self.digits(2)?;
-        Some([month, day, hour, minute, second])
+        Some([hour, minute, second])
     }
 
     /// `[0-9]{4}-` and a `MM-DD HH:MM:SS` stamp after it: see [`At::month_to_second`].
@@ -402,11 +408,8 @@ pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
             a.byte(b'/')?;
             a.digits(4)?;
             a.byte(b'-')?;
-            g[3] = Some(a.digits(2)?);
-            a.byte(b':')?;
-            g[4] = Some(a.digits(2)?);
-            a.byte(b':')?;
-            g[5] = Some(a.digits(2)?);
+            let [hour, minute, second] = a.clock()?;
+            (g[3], g[4], g[5]) = (Some(hour), Some(minute), Some(second));
             a.bytes(b"] ")?;
             let _ = a.bytes(b"[TRT] ");
             a.byte(b'[')?;
@@ -428,11 +431,8 @@ pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
             g[2] = Some(a.digits(2)?);
             g[3] = Some(a.digits(2)?);
             a.byte(b' ')?;
-            g[4] = Some(a.digits(2)?);
-            a.byte(b':')?;
-            g[5] = Some(a.digits(2)?);
-            a.byte(b':')?;
-            g[6] = Some(a.digits(2)?);
+            let [hour, minute, second] = a.clock()?;
+            (g[4], g[5], g[6]) = (Some(hour), Some(minute), Some(second));
             g[7] = a.fraction(false);
             a.some(space)?;
             // A thread id, when digits and spaces come before the source.
