@@ -505,12 +505,6 @@ fn banner_kind(text: &[u8]) -> u8 {
         .map_or(0, |i| 1 << i)
 }
 
-/// A line's level: as its prefixes name it, else a level word near its start (a logger's
-/// `>> name: INFO - `, `::[name]::ERROR -->`, `level=info`; see [`tail`]).
-fn level_of_line(info: &line::LineInfo) -> Option<line::Level> {
-    info.level.or_else(|| tail::loose_level(&info.message))
-}
-
 /// A process name as a map key or a kept copy, in a buffer of its own even when empty (a
 /// line that names no process). An empty `String` points at a dangling address, and glibc's
 /// AVX-512 `memcmp`, which every string comparison calls, loads its operands under a mask even
@@ -704,7 +698,7 @@ impl<'db> Analyzer<'db> {
         let fate = if terminal || reports_death || winds_down(&info.message) {
             Fate::Ended
         } else {
-            let level = level_of_line(info);
+            let level = tail::level(info);
             let ordinary = (level.is_some() || info.timestamp.is_some())
                 && level.is_none_or(|l| l <= line::Level::Warning)
                 && !m.has(Marker::Exception)
@@ -788,7 +782,7 @@ impl<'db> Analyzer<'db> {
         let logged_terminal = terminal
             && winner.is_none()
             && matches!(event, Event::None)
-            && level_of_line(&info).is_some_and(|l| l <= line::Level::Error);
+            && tail::level(&info).is_some_and(|l| l <= line::Level::Error);
         // The exception a C++ terminate names, on the line after it, ended its process.
         let what_of_terminate = self
             .last_terminal

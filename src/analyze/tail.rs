@@ -116,7 +116,7 @@ fn python_warning(message: &str) -> bool {
 /// word (`WARN NativeCodeLoader:`, `[TensorRT-LLM][WARNING]`), logfmt's `level=info`, or
 /// tornado's and ONNX Runtime's one letter (`[W 09:11:58.491 NotebookApp]`, `[W:onnxruntime:`),
 /// spdlog's lower-case word in brackets (`[error]`).
-pub(super) fn loose_level(text: &str) -> Option<Level> {
+fn loose_level(text: &str) -> Option<Level> {
     let head = &text.as_bytes()[..text.len().min(LEVEL_WITHIN)];
     let mut i = 0;
     while i < head.len() {
@@ -206,10 +206,10 @@ fn line_letter(c: u8) -> Option<Level> {
     })
 }
 
-/// A line's level: as its prefixes say, else as [`loose_level`] finds it in the raw line.
-fn level(raw: &[u8], info: &LineInfo) -> Option<Level> {
-    info.level
-        .or_else(|| loose_level(&line::lossy(&line::display_text(raw))))
+/// A line's level: as its prefixes say, else as [`loose_level`] finds it in its message (the
+/// line after the prefixes, already decoded).
+pub(super) fn level(info: &LineInfo) -> Option<Level> {
+    info.level.or_else(|| loose_level(&info.message))
 }
 
 /// Whether a line shows its process going on: logged at DEBUG or INFO, and neither about
@@ -266,7 +266,7 @@ pub(super) fn stand_in(
         .skip(skip)
         .map(|(line, offset, raw)| {
             let info = line::parse(raw);
-            let level = level(raw, &info);
+            let level = level(&info);
             TailLine {
                 line,
                 offset,
