@@ -15,10 +15,46 @@
 //! `tgi-survivable-sporadic-prefill-server-error`); a warning that a step failed and was
 //! worked around is logged at WARNING (`onnxruntime-healthy-cuda-provider-fallback-warning`).
 
+use std::collections::VecDeque;
+
 use super::line::{self, Level, LineInfo};
+use super::words::{client_error, says_failure, winds_down};
 
 /// Most lines of the tail read, counted from the end.
 pub(super) const TAIL_LINES: usize = 64;
+
+/// The line numbers of the last [`TAIL_LINES`] lines a signature matched, and of the last
+/// [`TAIL_LINES`] error lines no signature matched: what the tail rule must know of the lines
+/// the scan delivered.
+pub(super) struct Recent {
+    pub known: VecDeque<u64>,
+    pub errors: VecDeque<u64>,
+}
+
+impl Recent {
+    pub(super) fn new() -> Recent {
+        Recent {
+            known: VecDeque::with_capacity(TAIL_LINES),
+            errors: VecDeque::with_capacity(TAIL_LINES),
+        }
+    }
+
+    /// A signature matched line `line`.
+    pub(super) fn matched(&mut self, line: u64) {
+        if self.known.len() == TAIL_LINES {
+            self.known.pop_front();
+        }
+        self.known.push_back(line);
+    }
+
+    /// Line `line` is an error line no signature matched.
+    pub(super) fn unmatched_error(&mut self, line: u64) {
+        if self.errors.len() == TAIL_LINES {
+            self.errors.pop_front();
+        }
+        self.errors.push_back(line);
+    }
+}
 
 /// A tail line that stands in for an unknown cause.
 pub(super) struct StandIn {
@@ -26,73 +62,6 @@ pub(super) struct StandIn {
     pub offset: u64,
     pub raw: Vec<u8>,
     pub info: LineInfo,
-}
-
-/// Words that say a failure, matched in the lower-cased message. A word that only starts
-/// one (`fail` in `failed`, `failure`) is enough.
-const FAILURE_WORDS: [&str; 39] = [
-    "error",
-    "fail",
-    "fatal",
-    "panic",
-    "abort",
-    "unable to",
-    "cannot",
-    "can't",
-    "could not",
-    "couldn't",
-    "not found",
-    "no such",
-    "died",
-    "killed",
-    "cancelled",
-    "timed out",
-    "out of memory",
-    "denied",
-    "refused",
-    "invalid",
-    "unrecognized",
-    "not compatible",
-    "incompatible",
-    "mismatch",
-    "insufficient",
-    "not available",
-    "unavailable",
-    "not supported",
-    "unsupported",
-    "assert",
-    "exceeded",
-    "exception",
-    "illegal",
-    "segmentation",
-    "not responding",
-    "signaled",
-    "by signal",
-    "on signal",
-    "received signal",
-];
-
-/// Phrases that use a failure word to say there was none, or to ask for bug reports (a
-/// library's banner: `For bug reports, please submit your error trace to: ...`).
-const NO_FAILURE: [&str; 12] = [
-    "no error",
-    "0 error",
-    "errors: 0",
-    "errors=0",
-    "error_rate",
-    "without error",
-    "failed: 0",
-    "failed=0",
-    "bug report",
-    "report bugs",
-    "report issues",
-    "standard error",
-];
-
-/// Whether a message says, in words, that something failed.
-pub(super) fn says_failure(message: &str) -> bool {
-    let lower = message.to_ascii_lowercase();
-    FAILURE_WORDS.iter().any(|w| lower.contains(w)) && !NO_FAILURE.iter().any(|w| lower.contains(w))
 }
 
 /// Whether a line is part of a stack or a list printed under another line: indented, a C++
@@ -217,20 +186,8 @@ pub(super) fn level(info: &LineInfo) -> Option<Level> {
 /// than a client's.
 fn goes_on(level: Option<Level>, info: &LineInfo) -> bool {
     matches!(level, Some(Level::Debug | Level::Info))
-        && !super::winds_down(&info.message)
+        && !winds_down(&info.message)
         && (!says_failure(&info.message) || client_error(&info.message))
-}
-
-/// Whether a line logs an HTTP response with a 4xx status (`"POST /v1/x HTTP/1.1" 404 Not
-/// Found`, gin's `| 404 |`): the client erred and the server answered, going on. A 5xx
-/// status says the server failed.
-pub(super) fn client_error(message: &str) -> bool {
-    let b = message.as_bytes();
-    b.windows(5).enumerate().any(|(i, w)| {
-        let status =
-            matches!(w, [b' ', b'4', d1, d2, b' '] if d1.is_ascii_digit() && d2.is_ascii_digit());
-        status && (b[..i].ends_with(b"\"") || b[..i].ends_with(b"|"))
-    })
 }
 
 /// Whether a line could say why the log failed.

@@ -2,7 +2,7 @@
 
 use std::collections::HashMap;
 
-use super::line::{Level, LineInfo};
+use super::line::{process_key, Level, LineInfo};
 use crate::scan::Hit;
 use faultline_db::Marker;
 
@@ -133,8 +133,7 @@ impl Tracebacks {
                     self.procs.clear();
                 }
             }
-            self.procs
-                .insert(super::process_key(process), Process::default());
+            self.procs.insert(process_key(process), Process::default());
         }
         let Some(p) = self.procs.get_mut(process) else {
             return Event::None;

@@ -1,0 +1,345 @@
+//! Runs and process fates: where a new run starts (a start-up banner, a restart, a clock
+//! stepping back), which failures wait for their process's next line, and what that line
+//! says of them (went on, or ended).
+//!
+//! A failure is fatal when its signature is not survivable, or when it ended its process (a
+//! terminal marker or a fatal symptom such as a launcher's `Error: ShardCannotStart` is its
+//! process's next line, or its process printed nothing more); an unclassified exception is
+//! survivable when its process went on (a later log line of the same process, INFO or
+//! WARNING, that is not a shutdown or teardown message, a report of a failure nor a peer's
+//! disconnect).
+
+use std::collections::HashMap;
+
+use super::fold::{Fate, Group, Source, NO_FINDING};
+use super::line::{self, process_key, LineInfo};
+use super::tail;
+use super::words::{client_error, peer_left, says_failure, winds_down};
+use crate::scan::Hit;
+use faultline_db::{Marker, Role};
+
+/// How far back a process's timestamp must step for a new run to start (5 minutes).
+const RUN_STEP_BACK_MS: i64 = 5 * 60 * 1000;
+
+/// Processes whose last timestamp is remembered for run boundaries, and processes with
+/// failures waiting for their next line.
+const MAX_TIMED_PROCESSES: usize = 4096;
+
+/// The kind of torch elastic's `restart_count=N` (N > 0): a restart is always a new run.
+const RESTART: u8 = 1 << 7;
+
+/// The start-up banner a line holds: its kind (a bit), if any.
+fn banner_kind(text: &[u8]) -> u8 {
+    const BANNERS: [&[u8]; 8] = [
+        b"vLLM API server version ",
+        b"Starting vLLM API server",
+        b"server_args=ServerArgs(",
+        b"text_generation_launcher: Args {",
+        b"Starting elastic_operator with launch configs",
+        b"Started a local Ray instance",
+        b"Ray runtime started",
+        b"restart_count=",
+    ];
+    // Built once: building a finder per search is most of a banner line's cost.
+    static FINDERS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
+        std::sync::OnceLock::new();
+    FINDERS
+        .get_or_init(|| BANNERS.iter().map(memchr::memmem::Finder::new).collect())
+        .iter()
+        .position(|f| f.find(text).is_some())
+        .map_or(0, |i| 1 << i)
+}
+
+/// Month of a year-less timestamp (see [`line::LineInfo::timestamp`]).
+fn month_of(ms: i64) -> i64 {
+    ms / (32 * 24 * 3600 * 1000)
+}
+
+/// Lines that could stand in for the cause of a failed run: the first exception line outside
+/// a traceback, and the first ERROR-level line, that no signature knows.
+#[derive(Default)]
+pub(super) struct Candidates {
+    pub(super) exception: Option<Group>,
+    pub(super) error: Option<Group>,
+}
+
+/// The current run, the processes' clocks and the failures waiting for their process.
+pub(super) struct Runs {
+    /// The current run (1-based).
+    pub(super) run: u32,
+    /// Whether any line came in the current run, and the banners seen in it.
+    has_lines: bool,
+    banners: u8,
+    /// Whether the current run has a terminal line.
+    terminal: bool,
+    last_time: HashMap<String, i64>,
+    /// The last terminal line: its process and line number (a C++ `terminate called ...`
+    /// is followed by the `what():` line of the exception that ended the process).
+    last_terminal: Option<(String, u64)>,
+    /// The last hit when it was an ERROR line: its process and line number.
+    last_error: Option<(String, u64)>,
+    /// Failures waiting for the next line of their process: group, and whether the lines
+    /// after it were delivered (so that "printed nothing more" can be told).
+    pending: HashMap<String, Vec<(usize, bool)>>,
+    /// Stand-in candidates of the current run, and of the last earlier run that failed.
+    pub(super) candidates: Candidates,
+    failed_run_candidates: Option<(u32, Candidates)>,
+}
+
+impl Runs {
+    pub(super) fn new() -> Runs {
+        Runs {
+            run: 1,
+            has_lines: false,
+            banners: 0,
+            terminal: false,
+            last_time: HashMap::new(),
+            last_terminal: None,
+            last_error: None,
+            pending: HashMap::new(),
+            candidates: Candidates::default(),
+            failed_run_candidates: None,
+        }
+    }
+
+    /// Whether no failure waits for its process's next line.
+    pub(super) fn nothing_pending(&self) -> bool {
+        self.pending.is_empty()
+    }
+
+    /// A line came in the current run.
+    pub(super) fn has_lines(&mut self) {
+        self.has_lines = true;
+    }
+
+    /// Whether the current run has failed so far.
+    pub(super) fn failed(&self, groups: &[Group]) -> bool {
+        // Groups are made in input order and runs only grow: the current run's are last.
+        self.terminal
+            || groups
+                .iter()
+                .rev()
+                .take_while(|g| g.run == self.run)
+                .any(|g| g.fatal() && g.source != Source::Level)
+    }
+
+    /// Starts run `self.run + 1`: every process of the old run ended.
+    fn new_run(&mut self, groups: &mut [Group]) {
+        self.settle_all(groups, true);
+        if self.failed(groups) {
+            let c = std::mem::take(&mut self.candidates);
+            self.failed_run_candidates = Some((self.run, c));
+        } else {
+            self.candidates = Candidates::default();
+        }
+        self.last_time.clear();
+        self.run += 1;
+        self.has_lines = false;
+        self.banners = 0;
+        self.terminal = false;
+    }
+
+    /// Decides whether `hit` starts a new run: a start-up banner after other lines (the same
+    /// banner again, or the first banner of a run that had none), torch elastic restarting
+    /// its worker group, or a process's timestamp stepping back by more than 5 minutes (not
+    /// the New Year wrap of a year-less date). Says whether it did.
+    pub(super) fn boundary(
+        &mut self,
+        groups: &mut [Group],
+        hit: &Hit,
+        info: &LineInfo,
+        process: &str,
+    ) -> bool {
+        let mut new = false;
+        if hit.matched.has(Marker::RunStart) {
+            let kind = banner_kind(&hit.text);
+            if self.has_lines && (self.banners == 0 || self.banners & kind != 0 || kind == RESTART)
+            {
+                self.new_run(groups);
+                new = true;
+            }
+            self.banners |= kind;
+        } else if let Some(t) = info.timestamp {
+            // One lookup for a process seen before (nearly every line): its time is
+            // replaced in place, without a new key.
+            let last = self
+                .last_time
+                .get_mut(process)
+                .map(|v| std::mem::replace(v, t));
+            let stepped_back = last.is_some_and(|last| {
+                let new_year = month_of(last) == 12 && month_of(t) == 1;
+                t < last - RUN_STEP_BACK_MS && !new_year && self.has_lines
+            });
+            if stepped_back {
+                self.new_run(groups);
+                new = true;
+            }
+            if last.is_none() || stepped_back {
+                if self.last_time.len() >= MAX_TIMED_PROCESSES {
+                    self.last_time.clear();
+                }
+                self.last_time.insert(process_key(process), t);
+            }
+        }
+        self.has_lines = true;
+        new
+    }
+
+    /// Whether the line `line` of `process` comes right after an ERROR line of its process;
+    /// remembers whether this one is an ERROR line.
+    pub(super) fn after_error(&mut self, process: &str, line: u64, info: &LineInfo) -> bool {
+        let logged = self
+            .last_error
+            .as_ref()
+            .is_some_and(|(p, l)| l + 1 == line && *p == process);
+        self.last_error = (info.level.is_some_and(|l| l >= line::Level::Error))
+            .then(|| (process_key(process), line));
+        logged
+    }
+
+    /// Whether the line `line` of `process` comes right after a terminal line of its process.
+    pub(super) fn after_terminal(&self, process: &str, line: u64) -> bool {
+        self.last_terminal
+            .as_ref()
+            .is_some_and(|(p, l)| l + 1 == line && *p == process)
+    }
+
+    /// A terminal line: it fails its run unless `logged` (a logged one fails its run only
+    /// when its process did not go on, by its fate).
+    pub(super) fn terminal(&mut self, process: &str, line: u64, logged: bool) {
+        self.terminal |= !logged;
+        self.last_terminal = Some((process_key(process), line));
+    }
+
+    /// Settles every pending failure: `ended` when the processes ended (end of input, a new
+    /// run, a terminal line no process owns).
+    pub(super) fn settle_all(&mut self, groups: &mut [Group], ended: bool) {
+        for (_, waiting) in self.pending.drain() {
+            for (g, watched) in waiting {
+                if let Some(group) = groups.get_mut(g) {
+                    // Unwatched lines (no context after them): the fate stays unknown.
+                    if group.fate == Fate::Pending && ended && watched {
+                        group.fate = Fate::Ended;
+                    }
+                }
+            }
+        }
+    }
+
+    /// The next line of `process` after a failure decides its fate. `reports_death`: the
+    /// line's signature is a fatal symptom (a launcher's `Error: ShardCannotStart`, a dead
+    /// engine or actor), which says the process that printed the failure ended; the lines of
+    /// another process (a second shard's stderr) that follow it do not make it go on.
+    pub(super) fn settle(
+        &mut self,
+        groups: &mut [Group],
+        process: &str,
+        hit: &Hit,
+        info: &LineInfo,
+        sig_role: Option<Role>,
+        reports_death: bool,
+    ) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let m = &hit.matched;
+        let terminal = m.has(Marker::Terminal);
+        if terminal && process.is_empty() {
+            // A shell or launcher's `Killed`: a pending failure ended its process when the
+            // scan delivered the lines after it (a traceback's context, so any ordinary line
+            // in between would have settled it) or when the terminal line comes right after
+            // it. Otherwise lines the scan did not deliver came between (its process went
+            // on): a killed loader does not make an earlier warning fatal.
+            let line = hit.line;
+            for (_, waiting) in self.pending.drain() {
+                for (g, watched) in waiting {
+                    if let Some(group) = groups.get_mut(g) {
+                        if watched || line == group.last_line.saturating_add(1) {
+                            group.fate = Fate::Ended;
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        if !self.pending.contains_key(process) {
+            return;
+        }
+        let fate = if terminal || reports_death || winds_down(&info.message) {
+            Fate::Ended
+        } else {
+            let level = tail::level(info);
+            let ordinary = (level.is_some() || info.timestamp.is_some())
+                && level.is_none_or(|l| l <= line::Level::Warning)
+                && !m.has(Marker::Exception)
+                && !m.has(Marker::TracebackStart)
+                && !m.has(Marker::Frame)
+                && !m.has(Marker::ErrorLevel)
+                && !matches!(sig_role, Some(Role::Cause | Role::Symptom));
+            // A line that reports a failure (`Worker group FAILED. 3/3 attempts left; will
+            // restart worker group`) is not going on; an HTTP 4xx the server answered is.
+            let reports_failure = says_failure(&info.message) && !client_error(&info.message);
+            if !ordinary || peer_left(&info.message) || reports_failure {
+                return;
+            }
+            Fate::WentOn
+        };
+        if let Some(waiting) = self.pending.remove(process) {
+            for (g, _) in waiting {
+                if let Some(group) = groups.get_mut(g) {
+                    if group.fate == Fate::Pending {
+                        group.fate = fate;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits for the next line of `process` to decide the fate of `group`'s first failure.
+    pub(super) fn watch(
+        &mut self,
+        groups: &mut [Group],
+        process: &str,
+        group: usize,
+        watched: bool,
+    ) {
+        let Some(g) = groups.get(group) else {
+            return;
+        };
+        if g.count != 1 || g.fate != Fate::Pending {
+            return;
+        }
+        if self.pending.len() >= MAX_TIMED_PROCESSES && !self.pending.contains_key(process) {
+            // Hostile numbers of processes: the oldest waits are settled as "went on".
+            self.settle_all(groups, false);
+        }
+        let list = self.pending.entry(process_key(process)).or_default();
+        if list.len() < 64 {
+            list.push((group, watched));
+        }
+    }
+
+    /// The stand-in candidates that count at the end: the current run's if it failed, else
+    /// the last earlier run's that failed, with their run.
+    pub(super) fn take_candidates(&mut self, groups: &[Group]) -> (u32, Option<Candidates>) {
+        if self.failed(groups) {
+            (self.run, Some(std::mem::take(&mut self.candidates)))
+        } else {
+            match self.failed_run_candidates.take() {
+                Some((r, c)) => (r, Some(c)),
+                None => (self.run, None),
+            }
+        }
+    }
+
+    /// Follows the groups' new indexes after an eviction (see [`super::fold::FoldStore::retain`]).
+    pub(super) fn remap(&mut self, remap: &[usize]) {
+        for waiting in self.pending.values_mut() {
+            waiting.retain_mut(|(g, _)| {
+                *g = remap[*g];
+                *g != NO_FINDING
+            });
+        }
+        self.pending.retain(|_, w| !w.is_empty());
+    }
+}
