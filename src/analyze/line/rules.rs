@@ -247,7 +247,27 @@ fn put(groups: &mut Groups, first: usize, spans: [(usize, usize); 5]) {
 pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
     let mut g: Groups = [None; 9];
     let mut at = At { t, i: 0 };
-    let a = &mut at;
+    match rule {
+        Rule::Compose | Rule::Task | Rule::Paren | Rule::Rank | Rule::Level => {
+            tag(rule, &mut at, &mut g)?
+        }
+        Rule::Vllm | Rule::RayCore | Rule::Sglang | Rule::PyLogging => {
+            server_stamp(rule, &mut at, &mut g)?
+        }
+        Rule::Iso | Rule::TensorRt | Rule::Glog => dated_stamp(rule, &mut at, &mut g)?,
+    }
+    let end = at.i;
+    if end == 0 {
+        return None;
+    }
+    g[0] = Some((0, end));
+    Some((end, g))
+}
+
+/// [`match_rule`] for the rules that read a process tag or a bare level: advances `a` past
+/// the match and fills `g`.
+fn tag(rule: Rule, a: &mut At, g: &mut Groups) -> Option<()> {
+    let t = a.t;
     match rule {
         // ([A-Za-z0-9][A-Za-z0-9_.-]*-[0-9]+)\s+\|\s?
         Rule::Compose => {
@@ -302,12 +322,34 @@ pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
             a.bytes(b"]:")?;
             a.maybe_space();
         }
+        // \[?(LEVEL)\]?(?::\s*|\s+)
+        Rule::Level => {
+            let _ = a.byte(b'[');
+            let after = |b: Option<u8>| b.is_some_and(|b| b == b']' || b == b':' || space(b));
+            let word = a.level(after)?;
+            g[1] = Some(word);
+            let _ = a.byte(b']');
+            if a.byte(b':').is_some() {
+                a.many(space);
+            } else {
+                a.some(space)?;
+            }
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// [`match_rule`] for the serving and logging libraries' stamps (vLLM, Ray's core, SGLang,
+/// Python logging): advances `a` past the match and fills `g`.
+fn server_stamp(rule: Rule, a: &mut At, g: &mut Groups) -> Option<()> {
+    match rule {
         // (LEVEL)\s+([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?\s+
         //   \[([^\]]+)\]\s?
         Rule::Vllm => {
             g[1] = Some(a.level(|b| b.is_some_and(space))?);
             a.many(space);
-            put(&mut g, 2, a.month_to_second(|b| b == b' ')?);
+            put(g, 2, a.month_to_second(|b| b == b' ')?);
             g[7] = a.fraction(false);
             a.some(space)?;
             a.byte(b'[')?;
@@ -319,7 +361,7 @@ pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
         //   ([DIWEF]) [0-9]+ [0-9]+\]\s?
         Rule::RayCore => {
             a.byte(b'[')?;
-            put(&mut g, 1, a.dated(|b| b == b' ')?);
+            put(g, 1, a.dated(|b| b == b' ')?);
             a.byte(b',')?;
             g[6] = Some(a.number()?);
             a.byte(b' ')?;
@@ -335,7 +377,7 @@ pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
         //   ((?: [A-Z]{2,4}[0-9]+)*)\]\s*
         Rule::Sglang => {
             a.byte(b'[')?;
-            put(&mut g, 1, a.dated(|b| b == b' ')?);
+            put(g, 1, a.dated(|b| b == b' ')?);
             g[6] = a.fraction(true);
             let tags = a.i;
             loop {
@@ -360,7 +402,7 @@ pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
         // [0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?
         //   \s+-\s+([A-Za-z0-9_.]+)\s+-\s+(LEVEL)\s+-\s*
         Rule::PyLogging => {
-            put(&mut g, 1, a.dated(|b| b == b' ' || b == b'T')?);
+            put(g, 1, a.dated(|b| b == b' ' || b == b'T')?);
             g[6] = a.fraction(true);
             a.some(space)?;
             a.byte(b'-')?;
@@ -374,11 +416,20 @@ pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
             a.byte(b'-')?;
             a.many(space);
         }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// [`match_rule`] for the ISO, TensorRT and glog stamps: advances `a` past the match and
+/// fills `g`.
+fn dated_stamp(rule: Rule, a: &mut At, g: &mut Groups) -> Option<()> {
+    match rule {
         // \[?[0-9]{4}-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:[.,]([0-9]+))?
         //   (?:Z|[+-][0-9]{2}:?[0-9]{2})?\]?\s{1,2}
         Rule::Iso => {
             let _ = a.byte(b'[');
-            put(&mut g, 1, a.dated(|b| b == b' ' || b == b'T')?);
+            put(g, 1, a.dated(|b| b == b' ' || b == b'T')?);
             g[6] = a.fraction(true);
             if a.byte(b'Z').is_none() {
                 let from = a.i;
@@ -444,26 +495,9 @@ pub(super) fn match_rule(rule: Rule, t: &[u8]) -> Option<(usize, Groups)> {
             a.byte(b']')?;
             a.maybe_space();
         }
-        // \[?(LEVEL)\]?(?::\s*|\s+)
-        Rule::Level => {
-            let _ = a.byte(b'[');
-            let after = |b: Option<u8>| b.is_some_and(|b| b == b']' || b == b':' || space(b));
-            let word = a.level(after)?;
-            g[1] = Some(word);
-            let _ = a.byte(b']');
-            if a.byte(b':').is_some() {
-                a.many(space);
-            } else {
-                a.some(space)?;
-            }
-        }
+        _ => return None,
     }
-    let end = at.i;
-    if end == 0 {
-        return None;
-    }
-    g[0] = Some((0, end));
-    Some((end, g))
+    Some(())
 }
 
 /// `(?:[A-Za-z_][A-Za-z0-9_]*[ ,]+)?(?:rank=[0-9]+[ ,]+)?pid=[0-9]+(?:,\s*ip=[^)]*)?` followed
