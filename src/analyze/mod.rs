@@ -205,7 +205,7 @@ impl<'db> Analyzer<'db> {
             self.noise_processes.insert(Distinct::hash(p));
         }
         self.fold.groups[g].repeat(hit.line, process.as_ref());
-        self.runs.has_lines();
+        self.runs.saw_line();
         self.record(hit, Some(w), FindingRole::Noise, g);
     }
 

@@ -108,7 +108,7 @@ impl Runs {
     }
 
     /// A line came in the current run.
-    pub(super) fn has_lines(&mut self) {
+    pub(super) fn saw_line(&mut self) {
         self.has_lines = true;
     }
 
