@@ -14,7 +14,7 @@ use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
 use crate::analyze::{analyze_path, AnalyzeOptions};
-use crate::corpus::{self, Case, Outcome};
+use crate::corpus::{self, Case, Composition, Outcome};
 use crate::report::DatabaseRef;
 use crate::scan::{InputKind, ScanOptions};
 use faultline_db::{Database, Owner};
@@ -158,6 +158,8 @@ pub struct SetBench {
     pub costs: Vec<Cost>,
     /// Top-1 accuracy and false alarms.
     pub accuracy: Accuracy,
+    /// What the corpus holds (fragments, whole logs by size and expectation, repositories).
+    pub corpus: Composition,
     /// Logs that could not be read (`path: reason`); they are left out of every number.
     pub errors: Vec<String>,
 }
@@ -334,6 +336,7 @@ fn finish(
         candidate_lines: profile.candidate_lines,
         costs: profile.costs(),
         accuracy: accuracy(&corpus.cases, outcomes),
+        corpus: Composition::of(&corpus.cases),
         errors,
     }
 }

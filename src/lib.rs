@@ -64,8 +64,8 @@ pub use bench::{
 };
 /// A corpus of logs with their expected answers (`NAME.expect.toml` sidecars).
 pub use corpus::{
-    load_dir as load_corpus, log_files as corpus_logs, Case, Expectation, Outcome, LOG_SUFFIXES,
-    SIDECAR_SUFFIX,
+    load_dir as load_corpus, log_files as corpus_logs, Case, Composition, Expectation, Outcome,
+    LOG_SUFFIXES, RUN_OUTCOMES, SIDECAR_SUFFIX,
 };
 /// What changed between two signature sets, and how their first findings differ on a corpus.
 pub use diff::{
