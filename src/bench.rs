@@ -6,7 +6,6 @@
 //! candidate line with a clock around every regex, so the normal hot path carries no probes.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -14,9 +13,9 @@ use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
 use crate::analyze::{analyze_path, AnalyzeOptions};
-use crate::corpus::{self, Case, Composition, Outcome};
+use crate::corpus::{self, read_decoded, Case, Composition, Outcome};
 use crate::report::DatabaseRef;
-use crate::scan::{InputKind, ScanOptions};
+use crate::scan::ScanOptions;
 use faultline_db::{Database, Owner};
 use faultline_db::{Result, Usage};
 
@@ -462,19 +461,6 @@ fn accuracy(cases: &[Case], outcomes: &BTreeMap<PathBuf, Outcome>) -> Accuracy {
             .collect(),
         misses,
     }
-}
-
-/// Reads a whole log, decompressing `.gz`/`.zst` (detected by magic bytes).
-fn read_decoded(path: &Path) -> std::io::Result<Vec<u8>> {
-    let raw = std::fs::read(path)?;
-    let mut out = Vec::new();
-    match InputKind::sniff(&raw) {
-        InputKind::Plain => return Ok(raw),
-        kind => {
-            crate::scan::decode(kind, Box::new(std::io::Cursor::new(raw)))?.read_to_end(&mut out)?
-        }
-    };
-    Ok(out)
 }
 
 /// Recorded passes of the cost profile (after one warm-up pass).

@@ -564,5 +564,73 @@ impl Case {
     }
 }
 
+/// A cause or symptom signature that is not survivable and matched a line of a healthy log
+/// (the precision lint: such a signature would call a healthy run failed, or rank a line it
+/// survives as a cause).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Imprecision {
+    /// The signature id.
+    pub signature: String,
+    /// The healthy case (its name relative to the corpus).
+    pub case: String,
+    /// The 1-based line it matched.
+    pub line: u64,
+    /// The line (lossy UTF-8, cut to 200 bytes).
+    pub text: String,
+}
+
+/// The precision lint: every line of every healthy case (`expect = "clean"`) that a cause or
+/// symptom signature with `survivable = false` matches, unless the signature's id is in
+/// `healthy_ok` (signatures that say why they may, format 3's `healthy_ok`). Lines are matched
+/// by every signature, not only the one that wins the line.
+pub fn precision_lint(
+    db: &crate::Database,
+    healthy_ok: &std::collections::HashSet<String>,
+    cases: &[Case],
+) -> Result<Vec<Imprecision>> {
+    use faultline_db::Role;
+    let mut out = Vec::new();
+    for case in cases.iter().filter(|c| c.expect.clean) {
+        let buf = read_decoded(&case.log).map_err(|e| io_error(&case.log, e))?;
+        let opts = crate::scan::ScanOptions {
+            threads: 1,
+            ..crate::scan::ScanOptions::default()
+        };
+        crate::scan::scan_slice(db, &buf, &opts, &mut |hit| {
+            for &s in &hit.matched.signatures {
+                let sig = db.signature(s);
+                if matches!(sig.role, Role::Cause | Role::Symptom)
+                    && !sig.survivable
+                    && !healthy_ok.contains(&sig.id)
+                {
+                    let text = String::from_utf8_lossy(&hit.text);
+                    let cut = text.char_indices().nth(200).map_or(text.len(), |(i, _)| i);
+                    out.push(Imprecision {
+                        signature: sig.id.clone(),
+                        case: case.name.clone(),
+                        line: hit.line,
+                        text: text[..cut].to_string(),
+                    });
+                }
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Reads a whole log, decompressing `.gz`/`.zst` (detected by magic bytes).
+pub(crate) fn read_decoded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let raw = std::fs::read(path)?;
+    let mut out = Vec::new();
+    match crate::scan::InputKind::sniff(&raw) {
+        crate::scan::InputKind::Plain => return Ok(raw),
+        kind => {
+            crate::scan::decode(kind, Box::new(std::io::Cursor::new(raw)))?.read_to_end(&mut out)?
+        }
+    };
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests;

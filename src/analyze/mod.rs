@@ -405,7 +405,10 @@ fn role_of(role: Role) -> FindingRole {
     match role {
         Role::Cause => FindingRole::Cause,
         Role::Symptom => FindingRole::Symptom,
-        Role::Noise => FindingRole::Noise,
+        // Evidence never wins a line (see `Analyzer::winner`).
+        Role::Noise | Role::Start | Role::Progress | Role::Completed | Role::Stopped => {
+            FindingRole::Noise
+        }
     }
 }
 
@@ -557,12 +560,15 @@ impl<'db> Analyzer<'db> {
     }
 
     /// The winning signature of a line: highest priority, then cause before symptom before
-    /// noise, then the lowest index.
+    /// noise, then the lowest index. Evidence signatures never win: they make no finding.
     fn winner(&self, sigs: &[u32]) -> Option<u32> {
-        sigs.iter().copied().min_by_key(|&s| {
-            let info = self.db.signature(s);
-            (std::cmp::Reverse(info.priority), info.role, s)
-        })
+        sigs.iter()
+            .copied()
+            .filter(|&s| !self.db.signature(s).role.is_evidence())
+            .min_by_key(|&s| {
+                let info = self.db.signature(s);
+                (std::cmp::Reverse(info.priority), info.role, s)
+            })
     }
 
     /// Whether the current run has failed so far.
@@ -808,6 +814,7 @@ impl<'db> Analyzer<'db> {
                 Role::Cause => self.counts.cause_lines += 1,
                 Role::Symptom => self.counts.symptom_lines += 1,
                 Role::Noise => self.counts.noise_lines += 1,
+                Role::Start | Role::Progress | Role::Completed | Role::Stopped => {}
             }
             let role = role_of(sig.role);
             let group = self.fold(Some(w), role, Source::Signature, hit, &info, &event);

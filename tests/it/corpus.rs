@@ -344,3 +344,31 @@ fn no_corpus_source_is_reserved() {
     );
     assert!(bad.is_empty(), "reserved sources used:\n{}", bad.join("\n"));
 }
+
+/// The precision lint names a non-survivable cause that matches a healthy log's line, and
+/// spares it when the signature says why it may (`healthy_ok`).
+#[test]
+fn precision_lint_names_fatal_signatures_on_healthy_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("h.log"),
+        "INFO start\nModuleNotFoundError: No module named 'flash_attn'\nINFO done\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("h.expect.toml"),
+        "expect = \"clean\"\ncategory = \"healthy\"\nsource = \"test\"\nnotes = \"n\"\n",
+    )
+    .unwrap();
+    let cases = load_corpus(dir.path()).unwrap();
+    let db = Database::embedded();
+    let none = std::collections::HashSet::new();
+    let found = faultline::precision_lint(db, &none, &cases).unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].signature, "python.import.module-not-found");
+    assert_eq!((found[0].case.as_str(), found[0].line), ("h", 2));
+    let ok = std::collections::HashSet::from(["python.import.module-not-found".to_string()]);
+    assert!(faultline::precision_lint(db, &ok, &cases)
+        .unwrap()
+        .is_empty());
+}

@@ -198,6 +198,11 @@ enum DbCommand {
     Check {
         /// The directory (default: the embedded set).
         dir: Option<PathBuf>,
+        /// The precision lint: fail when a cause or symptom signature with `survivable =
+        /// false` (and no `healthy_ok`) matches any line of this corpus's healthy logs
+        /// (`expect = "clean"`).
+        #[arg(long, value_name = "CORPUS")]
+        corpus: Option<PathBuf>,
     },
     /// Compile a signature directory into a database archive for `scan --db FILE`.
     Compile {
@@ -672,9 +677,48 @@ fn set_or_embedded(dir: Option<&std::path::Path>) -> Result<SignatureSet, Error>
     }
 }
 
+/// `db check --corpus`: the precision lint over the corpus's healthy logs; exit 2 when a
+/// signature fails it.
+fn precision(db: &Database, set: &SignatureSet, corpus: &std::path::Path) -> Result<u8, Error> {
+    let cases = faultline::load_corpus(corpus)?;
+    let ok: std::collections::HashSet<String> = set
+        .signatures
+        .iter()
+        .filter(|s| s.healthy_ok.is_some())
+        .map(|s| s.info.id.clone())
+        .collect();
+    let found = faultline::precision_lint(db, &ok, &cases)?;
+    let healthy = cases.iter().filter(|c| c.expect.clean).count();
+    for f in &found {
+        note(&format!(
+            "faultline: precision: {} (not survivable) matches line {} of the healthy log {}: {}",
+            f.signature,
+            f.line,
+            f.case,
+            faultline::terminal_safe(&f.text)
+        ));
+    }
+    let mut ids: Vec<&str> = found.iter().map(|f| f.signature.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    out(&format!(
+        "precision lint: {} healthy logs of {}: {} lines matched by {} signatures that are not survivable ({} with healthy_ok exempt)\n",
+        healthy,
+        corpus.display(),
+        found.len(),
+        ids.len(),
+        ok.len()
+    ));
+    Ok(if found.is_empty() {
+        EXIT_DIAGNOSED
+    } else {
+        EXIT_ERROR
+    })
+}
+
 fn run_db(cmd: DbCommand) -> Result<u8, Error> {
     match cmd {
-        DbCommand::Check { dir } => {
+        DbCommand::Check { dir, corpus } => {
             let set = set_or_embedded(dir.as_deref())?;
             let db = Database::compile(&set)?;
             let archive = db.to_archive(MAX_DFA_BYTES)?;
@@ -717,7 +761,10 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                         ));
             }
             out_human(&text);
-            Ok(EXIT_DIAGNOSED)
+            match corpus {
+                Some(c) => precision(&db, &set, &c),
+                None => Ok(EXIT_DIAGNOSED),
+            }
         }
         DbCommand::Compile { dir, output } => {
             let db = Database::compile(&set_or_embedded(dir.as_deref())?)?;

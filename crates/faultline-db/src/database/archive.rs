@@ -116,6 +116,10 @@ fn role_code(r: Role) -> u8 {
         Role::Cause => 0,
         Role::Symptom => 1,
         Role::Noise => 2,
+        Role::Start => 3,
+        Role::Progress => 4,
+        Role::Completed => 5,
+        Role::Stopped => 6,
     }
 }
 
@@ -124,6 +128,10 @@ fn role_from(c: u8) -> Option<Role> {
         0 => Role::Cause,
         1 => Role::Symptom,
         2 => Role::Noise,
+        3 => Role::Start,
+        4 => Role::Progress,
+        5 => Role::Completed,
+        6 => Role::Stopped,
         _ => return None,
     })
 }
