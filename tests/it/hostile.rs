@@ -817,6 +817,49 @@ fn stdin_named_twice_is_a_usage_error_and_a_file_twice_is_scanned_once() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// Issue 30 item 5: standard input named twice in any form (`-`, `/dev/stdin`, `/dev/fd/0`,
+/// `/proc/self/fd/0`) is a usage error, not one stream split between two reports.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdin_named_twice_in_any_form_is_a_usage_error() {
+    let names = ["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+    let mut log = String::new();
+    for i in 0..2000 {
+        log.push_str(&format!("INFO filler line {i}\n"));
+    }
+    log.push_str(OOM);
+    log.push('\n');
+    for (i, a) in names.iter().enumerate() {
+        for b in &names[i..] {
+            let mut child = bin()
+                .args(["scan", "--format", "json", a, b])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn");
+            let mut w = child.stdin.take().expect("stdin");
+            let bytes = log.clone().into_bytes();
+            let writer = std::thread::spawn(move || {
+                let _ = w.write_all(&bytes);
+            });
+            let out = wait_bounded(child, Duration::from_secs(60));
+            writer.join().expect("writer");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "scan {a} {b}: {stderr}");
+            assert!(
+                stderr.contains("named more than once"),
+                "scan {a} {b}: {stderr}"
+            );
+            assert!(out.stdout.is_empty(), "scan {a} {b}: nothing is scanned");
+        }
+    }
+    // One name of it alone is read whole; so is a regular file given as stdin and named.
+    let (code, reports, stderr) = scan_json(&[], &[Path::new("/dev/stdin")], Some(log.as_bytes()));
+    assert_eq!((code, reports.len()), (0, 1), "{stderr}");
+    assert_eq!(reports[0]["lines"], 2001);
+}
+
 #[test]
 fn the_status_after_a_closed_stdout_covers_the_inputs_taken_so_far() {
     let dir = tmp();
