@@ -48,7 +48,7 @@ pub struct SignatureRow {
     pub first_findings: u64,
     /// Inputs it was found in, in any role.
     pub inputs: u64,
-    /// Matched lines over all inputs (the findings' `count`s).
+    /// Matched lines over all inputs (the findings' `count`s; saturates at `u64::MAX`).
     pub hits: u64,
     /// The first and last input (by path) it was found in.
     pub first_input: String,
@@ -78,9 +78,9 @@ pub struct Summary {
     pub failed: u64,
     /// Inputs that held NUL bytes.
     pub binary: u64,
-    /// Bytes over all inputs.
+    /// Bytes over all inputs (saturates at `u64::MAX`).
     pub bytes: u64,
-    /// Lines over all inputs.
+    /// Lines over all inputs (saturates at `u64::MAX`).
     pub lines: u64,
     /// The databases the reports were made with (more than one means mixed outputs).
     pub databases: Vec<DatabaseRef>,
@@ -271,9 +271,11 @@ impl SummaryBuilder {
             repeated,
         };
         for r in &self.reports {
+            // Reports from outside can claim any size: the totals saturate at u64::MAX
+            // (never wrap, never panic in a checked build).
             s.inputs += 1;
-            s.bytes += r.bytes;
-            s.lines += r.lines;
+            s.bytes = s.bytes.saturating_add(r.bytes);
+            s.lines = s.lines.saturating_add(r.lines);
             s.binary += u64::from(r.binary);
             if let Some(db) = &r.database {
                 if !s.databases.contains(db) {
@@ -305,7 +307,7 @@ impl SummaryBuilder {
                     first_input: r.input.clone(),
                     last_input: String::new(),
                 });
-                row.hits += f.count;
+                row.hits = row.hits.saturating_add(f.count);
                 row.last_input.clone_from(&r.input);
                 if !seen.contains(&k) {
                     row.inputs += 1;

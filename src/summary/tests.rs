@@ -155,3 +155,25 @@ fn csv_cells_from_logs_cannot_start_a_formula() {
         "{csv}"
     );
 }
+
+/// Issue 30 item 8: totals over reports that claim huge sizes saturate at `u64::MAX` (never
+/// wrap in a release build, never panic in an overflow-checked one); so do the hits.
+#[test]
+fn totals_saturate_instead_of_wrapping() {
+    let big = |input: &str| {
+        format!(
+            r#"{{"input":"{input}","error":null,"bytes":{m},"lines":{m},"findings":[{{"signature":"a.x","role":"cause","title":"t","category":"c","count":{m}}}]}}"#,
+            m = u64::MAX
+        )
+    };
+    let mut b = Summary::builder();
+    b.add_json_lines(
+        "s.jsonl",
+        &format!("{}\n{}\n{}\n", big("a.log"), big("b.log"), big("c.log")),
+    )
+    .unwrap();
+    let s = b.finish();
+    assert_eq!(s.inputs, 3);
+    assert_eq!((s.bytes, s.lines), (u64::MAX, u64::MAX));
+    assert_eq!(s.signatures[0].hits, u64::MAX);
+}

@@ -860,6 +860,24 @@ fn stdin_named_twice_in_any_form_is_a_usage_error() {
     assert_eq!(reports[0]["lines"], 2001);
 }
 
+/// Issue 30 item 8: `--max-findings` at `usize::MAX` (no practical limit) does not panic in
+/// an overflow-checked build (this suite's debug binary): `max + 16` and the like.
+#[test]
+fn max_findings_at_usize_max_does_not_overflow() {
+    let mut log = String::new();
+    for i in 0..40 {
+        log.push_str(&format!("ModuleNotFoundError: No module named 'pkg{i}'\n"));
+    }
+    log.push_str(OOM);
+    log.push('\n');
+    let max = usize::MAX.to_string();
+    let (code, reports, stderr) = scan_json(&["--max-findings", &max], &[], Some(log.as_bytes()));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(reports[0]["findings_omitted"], 0);
+    assert!(reports[0]["findings"].as_array().expect("findings").len() >= 2);
+}
+
 #[test]
 fn the_status_after_a_closed_stdout_covers_the_inputs_taken_so_far() {
     let dir = tmp();

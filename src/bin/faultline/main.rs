@@ -345,6 +345,10 @@ fn database(args: &SetArgs) -> Result<&'static Database, Error> {
     Ok(Box::leak(Box::new(Database::compile(&set)?)))
 }
 
+/// `--max-findings` values above this mean the same (no practical limit) and are clamped to
+/// it, so that the analysis's `max + 16` and `2 * max` cannot overflow (issue 30 item 8).
+const MAX_FINDINGS_CAP: usize = usize::MAX >> 2;
+
 /// Inputs analysed per batch: enough to keep every core busy, few enough that reports
 /// stream out in input order without holding a whole sweep in memory.
 const BATCH: usize = 256;
@@ -438,7 +442,7 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     &opts,
                     AnalyzeOptions {
                         all: args.all,
-                        max_findings: args.max_findings,
+                        max_findings: args.max_findings.min(MAX_FINDINGS_CAP),
                     },
                 )),
                 Entry::Skipped { .. } => None,
