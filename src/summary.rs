@@ -94,6 +94,13 @@ pub struct Summary {
     /// is counted once, from its first report.
     #[serde(default)]
     pub repeated: Vec<RepeatedInput>,
+    /// Names that two distinct inputs share: a UTF-8 path holding a literal `\xNN` (or `\\`)
+    /// shown as `input`, and a path that is not UTF-8 whose `input_raw` reads the same
+    /// (`job\xff.log`). Such inputs are never merged (each is counted and listed on its
+    /// own), but the summary cannot tell them apart by name: `faultline summary` and
+    /// `scan --summary` refuse it (exit 2). Sorted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ambiguous: Vec<String>,
 }
 
 /// An input whose report was given more than once.
@@ -132,6 +139,21 @@ struct SlimReport {
     /// Where the report came from (`FILE:LINE`), for warnings about repeated inputs.
     #[serde(skip)]
     origin: String,
+    /// What identifies the input, unambiguously: `input_raw` for a path that is not UTF-8
+    /// (its backslashes already doubled), else `input` with each backslash doubled, so that
+    /// no UTF-8 name can read as another path's `\xNN` escapes. `input` (after
+    /// [`SummaryBuilder::add_json_lines`], the name shown) is a function of it.
+    #[serde(skip)]
+    key: String,
+}
+
+/// The identity of an input named `input`, with `input_raw` if its path is not UTF-8 (see
+/// `SlimReport::key`).
+fn input_key(input: &str, input_raw: Option<&str>) -> String {
+    match input_raw {
+        Some(raw) => raw.to_string(),
+        None => input.replace('\\', "\\\\"),
+    }
 }
 
 #[derive(Deserialize)]
@@ -152,6 +174,7 @@ impl From<&Report> for SlimReport {
     fn from(r: &Report) -> SlimReport {
         SlimReport {
             input: r.input_name().to_string(),
+            key: input_key(&r.input, r.input_raw.as_deref()),
             input_raw: None,
             database: Some(r.database.clone()),
             error: r.error.clone(),
@@ -229,6 +252,7 @@ impl SummaryBuilder {
                     ),
                 })
             })?;
+            r.key = input_key(&r.input, r.input_raw.as_deref());
             if let Some(raw) = r.input_raw.take() {
                 r.input = raw;
             }
@@ -240,22 +264,38 @@ impl SummaryBuilder {
 
     /// Sorts the inputs by path and builds the summary.
     pub fn finish(mut self) -> Summary {
-        // Stable: of the reports of one input, the first given is kept.
-        self.reports.sort_by(|a, b| a.input.cmp(&b.input));
+        // Stable: of the reports of one input, the first given is kept. Sorted by the name
+        // shown, then by identity: reports of one input are neighbours (one key, one name),
+        // and so are distinct inputs that share a name.
+        self.reports
+            .sort_by(|a, b| a.input.cmp(&b.input).then_with(|| a.key.cmp(&b.key)));
         let mut repeated: Vec<RepeatedInput> = Vec::new();
+        // The key of the input `repeated`'s last entry is about.
+        let mut last_key: Option<String> = None;
         self.reports.dedup_by(|later, first| {
-            if later.input != first.input {
+            if later.key != first.key {
                 return false;
             }
             match repeated.last_mut() {
-                Some(r) if r.input == first.input => r.from.push(later.origin.clone()),
-                _ => repeated.push(RepeatedInput {
-                    input: first.input.clone(),
-                    from: vec![first.origin.clone(), later.origin.clone()],
-                }),
+                Some(r) if last_key.as_deref() == Some(first.key.as_str()) => {
+                    r.from.push(later.origin.clone())
+                }
+                _ => {
+                    last_key = Some(first.key.clone());
+                    repeated.push(RepeatedInput {
+                        input: first.input.clone(),
+                        from: vec![first.origin.clone(), later.origin.clone()],
+                    })
+                }
             }
             true
         });
+        let mut ambiguous: Vec<String> = Vec::new();
+        for pair in self.reports.windows(2) {
+            if pair[0].input == pair[1].input && ambiguous.last() != Some(&pair[0].input) {
+                ambiguous.push(pair[0].input.clone());
+            }
+        }
         let mut rows: BTreeMap<String, SignatureRow> = BTreeMap::new();
         let mut s = Summary {
             inputs: 0,
@@ -269,6 +309,7 @@ impl SummaryBuilder {
             undiagnosed: Vec::new(),
             errors: Vec::new(),
             repeated,
+            ambiguous,
         };
         for r in &self.reports {
             // Reports from outside can claim any size: the totals saturate at u64::MAX

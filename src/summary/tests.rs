@@ -177,3 +177,33 @@ fn totals_saturate_instead_of_wrapping() {
     assert_eq!((s.bytes, s.lines), (u64::MAX, u64::MAX));
     assert_eq!(s.signatures[0].hits, u64::MAX);
 }
+
+/// Issue 30 item 4: a UTF-8 file literally named `job\xff.log` and a file whose name holds
+/// the byte 0xff (`input_raw` `job\xff.log`) are two inputs, never merged; the shared name is
+/// reported as ambiguous.
+#[test]
+fn a_literal_backslash_name_never_merges_with_a_raw_name() {
+    let literal = r#"{"input":"job\\xff.log","error":null,"bytes":3,"lines":1,"findings":[]}"#;
+    let raw = r#"{"input":"job\ufffd.log","input_raw":"job\\xff.log","error":null,"bytes":3,"lines":1,"findings":[{"signature":"a.x","role":"cause","title":"t","category":"c","count":1}]}"#;
+    for order in [[literal, raw], [raw, literal]] {
+        let mut b = Summary::builder();
+        b.add_json_lines("s.jsonl", &order.join("\n")).unwrap();
+        let s = b.finish();
+        assert_eq!((s.inputs, s.diagnosed), (2, 1), "{order:?}");
+        assert_eq!(s.undiagnosed, ["job\\xff.log"]);
+        assert!(s.repeated.is_empty(), "{:?}", s.repeated);
+        assert_eq!(s.ambiguous, ["job\\xff.log"]);
+    }
+    // The same report twice is still one input, repeated, not ambiguous.
+    let mut b = Summary::builder();
+    b.add_json_lines("s.jsonl", &[raw, raw, literal, literal].join("\n"))
+        .unwrap();
+    let s = b.finish();
+    assert_eq!(s.inputs, 2);
+    assert_eq!(s.repeated.len(), 2);
+    assert_eq!(s.ambiguous, ["job\\xff.log"]);
+    // No ambiguity, no key in the JSON.
+    let mut b = Summary::builder();
+    b.add_json_lines("s.jsonl", literal).unwrap();
+    assert!(!b.finish().to_json().contains("ambiguous"));
+}

@@ -1152,6 +1152,45 @@ fn file_names_that_are_not_utf8_keep_their_bytes_in_input_raw() {
     assert_eq!(reports[0]["input_raw"], format!("{d}/gone\\xff.log"));
 }
 
+/// Issue 30 item 4: a file literally named `job\xff.log` (a backslash, `x`, `f`, `f`) and a
+/// file whose name holds the byte 0xff are two inputs: summaries never merge them (was: one
+/// input, the OOM in the second file lost, exit 1), and the shared name is an error.
+#[test]
+fn a_literal_backslash_name_and_a_raw_name_never_merge_in_summaries() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tmp();
+    let literal = write(dir.path(), "job\\xff.log", b"INFO all good\n");
+    let raw = dir.path().join(OsStr::from_bytes(b"job\xff.log"));
+    fs::write(&raw, format!("{OOM}\n")).expect("write");
+    let (code, reports, _) = scan_json(&[], &[&literal, &raw], None);
+    assert_eq!(code, 0);
+    assert_eq!(
+        reports[1]["input_raw"], reports[0]["input"],
+        "the names read the same"
+    );
+    for order in [[0, 1], [1, 0]] {
+        let lines: String = order.iter().map(|&i| format!("{}\n", reports[i])).collect();
+        let jsonl = write(dir.path(), "shard.jsonl", lines.as_bytes());
+        let out = bin()
+            .args(["summary", "--format", "json"])
+            .arg(&jsonl)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{order:?}: {stderr}");
+        assert!(stderr.contains("shared by distinct inputs"), "{stderr}");
+        assert!(stderr.contains("job\\xff.log"), "{stderr}");
+    }
+    let out = bin()
+        .args(["scan", "--summary", "--format", "json"])
+        .args([&literal, &raw])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("shared by distinct inputs"), "{stderr}");
+}
+
 /// Streams `lines` lines made by `line(i)` into `faultline scan --format json -` and returns
 /// the peak RSS (taken before standard input closes) and the report.
 #[cfg(target_os = "linux")]

@@ -494,6 +494,12 @@ fn summary(
         let mut b = Summary::builder();
         b.add_json_lines(&origin, &lines.join("\n"))?;
         let s = b.finish();
+        if !s.ambiguous.is_empty() {
+            return Err(Error::Usage(faultline::Usage::Caller(format!(
+                "input names shared by distinct inputs: {} (a UTF-8 file name holding a literal backslash escape reads like a name that is not UTF-8); the summary would not tell them apart",
+                s.ambiguous.join(", ")
+            ))));
+        }
         if s.databases.len() > 1 && !allow_mixed_databases {
             let dbs: Vec<String> = s
                 .databases

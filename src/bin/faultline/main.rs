@@ -508,6 +508,7 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
     if let Some(b) = summary {
         let s = b.finish();
         warn_repeated(&s);
+        refuse_ambiguous(&s)?;
         // The summary covers every input: so does the status, written or not.
         let _ = try_out(&render_summary(&s, args.format));
     }
@@ -528,6 +529,20 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         }
     }
     Ok(sweep_status(errored, diagnosed))
+}
+
+/// A summary in which two distinct inputs share one name is an error: its rows could not be
+/// traced back to their files (issue 30 item 4).
+fn refuse_ambiguous(s: &Summary) -> Result<(), Error> {
+    if s.ambiguous.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Usage(Usage::Caller(format!(
+        "{} input name{} shared by distinct inputs: {} (a UTF-8 file name holding a literal backslash escape reads like a name that is not UTF-8); the summary would not tell them apart: rename one, or summarise them separately",
+        s.ambiguous.len(),
+        if s.ambiguous.len() == 1 { " is" } else { "s are" },
+        s.ambiguous.join(", ")
+    ))))
 }
 
 /// Warns of inputs a summary was given more than once (each is counted once).
@@ -560,6 +575,7 @@ fn run_summary(args: SummaryArgs) -> Result<u8, Error> {
     }
     let s = b.finish();
     warn_repeated(&s);
+    refuse_ambiguous(&s)?;
     if s.databases.len() > 1 && !args.allow_mixed_databases {
         let dbs: Vec<String> = s
             .databases
