@@ -23,7 +23,7 @@
 //! # Ok::<(), faultline::Error>(())
 //! ```
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write;
 
 use crate::sanitize::terminal as safe;
@@ -311,6 +311,7 @@ impl SummaryBuilder {
             repeated,
             ambiguous,
         };
+        let mut databases_seen: HashSet<&DatabaseRef> = HashSet::new();
         for r in &self.reports {
             // Reports from outside can claim any size: the totals saturate at u64::MAX
             // (never wrap, never panic in a checked build).
@@ -318,8 +319,10 @@ impl SummaryBuilder {
             s.bytes = s.bytes.saturating_add(r.bytes);
             s.lines = s.lines.saturating_add(r.lines);
             s.binary += u64::from(r.binary);
+            // A set beside the list (first seen first): searching the list for each report
+            // was quadratic in distinct databases (80k reports: 29.5 s).
             if let Some(db) = &r.database {
-                if !s.databases.contains(db) {
+                if databases_seen.insert(db) {
                     s.databases.push(db.clone());
                 }
             }

@@ -207,3 +207,32 @@ fn a_literal_backslash_name_never_merges_with_a_raw_name() {
     b.add_json_lines("s.jsonl", literal).unwrap();
     assert!(!b.finish().to_json().contains("ambiguous"));
 }
+
+/// Issue 30 gap: `finish` is linear in the number of distinct databases (it searched the list
+/// of databases seen so far for each report: 80k reports took 29.5 s). 100k reports, each made
+/// with its own database, under a generous deadline (a quadratic pass is 5e9 comparisons).
+#[test]
+fn finish_is_linear_in_distinct_databases() {
+    let n = 100_000;
+    let mut text = String::new();
+    for i in 0..n {
+        text.push_str(&format!(
+            r#"{{"input":"{i}.log","error":null,"bytes":1,"lines":1,"findings":[],"database":{{"name":"d","version":"1","hash":"{i:016x}"}}}}"#
+        ));
+        text.push('\n');
+    }
+    let mut b = Summary::builder();
+    b.add_json_lines("s.jsonl", &text).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(b.finish());
+    });
+    let s = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("finish over 100k distinct databases took over 60 s: quadratic");
+    assert_eq!(s.inputs, n);
+    assert_eq!(s.databases.len() as u64, n);
+    // In input order ("0.log", "1.log", "10.log", ...), first seen first.
+    assert_eq!(s.databases[0].hash, format!("{:016x}", 0));
+    assert_eq!(s.databases[2].hash, format!("{:016x}", 10));
+}
