@@ -1191,6 +1191,46 @@ fn a_literal_backslash_name_and_a_raw_name_never_merge_in_summaries() {
     assert!(stderr.contains("shared by distinct inputs"), "{stderr}");
 }
 
+/// Issue 30 gap: `--db` takes only a regular file. A FIFO (which would block forever with no
+/// writer), a directory or a device is an error naming the path, exit 2.
+#[test]
+fn db_refuses_fifos_and_other_non_regular_files() {
+    let dir = tmp();
+    let log = write(dir.path(), "x.log", format!("{OOM}\n").as_bytes());
+    let fifo = dir.path().join("db.fifo");
+    mkfifo(&fifo);
+    for db in [fifo.as_path(), dir.path(), Path::new("/dev/null")] {
+        for cmd in [&["scan", "--db"][..], &["db", "list", "--db"][..]] {
+            let child = bin()
+                .args(cmd)
+                .arg(db)
+                .args(if cmd[0] == "scan" {
+                    vec![log.as_os_str()]
+                } else {
+                    vec![]
+                })
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn");
+            let out = wait_bounded(child, Duration::from_secs(30));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{cmd:?} {}: {stderr}",
+                db.display()
+            );
+            assert!(
+                stderr.contains(&db.display().to_string()) && stderr.contains("not a regular file"),
+                "{cmd:?} {}: {stderr}",
+                db.display()
+            );
+        }
+    }
+}
+
 /// Streams `lines` lines made by `line(i)` into `faultline scan --format json -` and returns
 /// the peak RSS (taken before standard input closes) and the report.
 #[cfg(target_os = "linux")]
