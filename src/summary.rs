@@ -424,11 +424,18 @@ pub fn table(rows: &[Vec<String>], numbers_right: bool) -> String {
 
 /// One CSV cell (RFC 4180 quoting). A cell that could start a spreadsheet formula (`=`, `+`,
 /// `-`, `@`, tab, CR: paths, titles and errors come from logs) gets a leading `'` (OWASP).
+/// Every character a terminal would obey (escape sequences, other controls but TAB, bidi
+/// overrides: a file name can hold them) is shown escaped, as in the human table: CSV is
+/// printed on terminals too.
 fn csv_field(v: &str) -> String {
     let v = if v.starts_with(['=', '+', '-', '@', '\t', '\r']) {
         std::borrow::Cow::Owned(format!("'{v}"))
     } else {
         std::borrow::Cow::Borrowed(v)
+    };
+    let v = match safe(&v) {
+        std::borrow::Cow::Borrowed(_) => v,
+        std::borrow::Cow::Owned(escaped) => std::borrow::Cow::Owned(escaped),
     };
     if v.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", v.replace('"', "\"\""))

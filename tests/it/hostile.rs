@@ -1231,6 +1231,88 @@ fn db_refuses_fifos_and_other_non_regular_files() {
     }
 }
 
+/// Issue 30 gap: `db check` and `db list` show text from a signature directory (the database's
+/// name and version, a category, a title) with every character a terminal would obey escaped;
+/// so does CSV output with file names. JSON keeps the exact text.
+#[test]
+fn db_check_db_list_and_csv_show_no_raw_escapes() {
+    let dir = tmp();
+    let sigs = tiny_signatures(dir.path());
+    write(
+        &sigs,
+        "db.toml",
+        b"name = \"tiny\\u001b]0;pwned\\u0007\"\nversion = \"2026.12.0\\u001b[2J\"\nformat = 2\n",
+    );
+    let toml = fs::read_to_string(sigs.join("pytorch.toml")).expect("read");
+    let toml = toml
+        .replace(
+            "category = \"gpu-memory\"",
+            "category = \"gpu-memory\\u001b[2J\"",
+        )
+        .replace(
+            "title = \"CUDA out of memory\"",
+            "title = \"CUDA out of memory\\u009b31m\"",
+        )
+        .replace("revision = 1", "revision = 1\nsurvivable = false");
+    write(&sigs, "pytorch.toml", toml.as_bytes());
+    let raw = |bytes: &[u8]| {
+        String::from_utf8_lossy(bytes)
+            .chars()
+            .any(|c| c == '\x1b' || c == '\x07' || c == '\u{9b}')
+    };
+    for args in [&["db", "check"][..], &["db", "list", "--signatures"][..]] {
+        let out = bin().args(args).arg(&sigs).output().expect("run");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!raw(&out.stdout), "{args:?}: raw escapes in {stdout:?}");
+        assert!(stdout.contains("\\x1b"), "{args:?}: {stdout}");
+    }
+    // The same set's JSON listing keeps the exact text.
+    let out = bin()
+        .args(["db", "list", "--format", "json", "--signatures"])
+        .arg(&sigs)
+        .output()
+        .expect("run");
+    let row: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(row["category"], "gpu-memory\u{1b}[2J");
+    // CSV summaries: a file name with an OSC sequence and a bell.
+    let log = write(
+        dir.path(),
+        "a\x1b]0;pwned\x07.log",
+        format!("{OOM}\n").as_bytes(),
+    );
+    let out = bin()
+        .args(["scan", "--summary", "--format", "csv"])
+        .arg(&log)
+        .output()
+        .expect("run");
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{csv}");
+    assert!(!raw(&out.stdout), "raw escapes in {csv:?}");
+    assert!(csv.contains("a\\x1b]0;pwned\\x07.log"), "{csv}");
+    let (_, reports, _) = scan_json(&[], &[&log], None);
+    let jsonl = write(
+        dir.path(),
+        "shard.jsonl",
+        format!("{}\n", reports[0]).as_bytes(),
+    );
+    let out = bin()
+        .args(["summary", "--format", "csv"])
+        .arg(&jsonl)
+        .output()
+        .expect("run");
+    assert!(
+        !raw(&out.stdout),
+        "raw escapes in {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 /// Streams `lines` lines made by `line(i)` into `faultline scan --format json -` and returns
 /// the peak RSS (taken before standard input closes) and the report.
 #[cfg(target_os = "linux")]

@@ -705,7 +705,9 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             for w in set.warnings() {
                 note(&format!("faultline: warning: {w}"));
             }
-            out(&format!(
+            // The name, the version and the patterns come from the signature directory:
+            // shown with every character a terminal would obey escaped (issue 30).
+            out_human(&format!(
                         "{} {}: {} signatures under {} vendors, {} patterns, {} examples ({} constructed) and {} counterexamples checked; prefilter: {} anchors ({})\n",
                         db.name(),
                         db.version(),
@@ -718,7 +720,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                         anchors.len(),
                         db.prefilter_kind(),
                     ));
-            out(&archive_summary(&db, &archive));
+            out_human(&archive_summary(&db, &archive));
             let load = db.prefilter_load(COMMON_PER_MIB);
             let mut text = format!(
                         "prefilter: {:.1} candidate lines per MiB ({:.2}% of lines), measured on a generated healthy vLLM serving log\n",
@@ -793,12 +795,17 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                         s.role.as_str(),
                         s.severity.as_str(),
                         s.category,
-                        faultline::terminal_safe(&s.title)
+                        s.title
                     )),
                 }
                 text.push('\n');
             }
-            out(&text);
+            // Human rows hold the signature directory's text: shown escaped (issue 30);
+            // JSON keeps the exact text.
+            match format {
+                TextOrJson::Json => out(&text),
+                TextOrJson::Human => out_human(&text),
+            }
             Ok(EXIT_DIAGNOSED)
         }
         DbCommand::Export { format, set } => {
