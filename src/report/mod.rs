@@ -83,7 +83,7 @@ impl FindingRole {
 }
 
 /// The database a report was produced with.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DatabaseRef {
     /// The database's name.
     pub name: String,
