@@ -6,7 +6,6 @@
 //! candidate line with a clock around every regex, so the normal hot path carries no probes.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -14,9 +13,9 @@ use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
 use crate::analyze::{analyze_path, AnalyzeOptions};
-use crate::corpus::{self, Case, Outcome};
+use crate::corpus::{self, read_decoded, Case, Composition, Outcome};
 use crate::report::DatabaseRef;
-use crate::scan::{InputKind, ScanOptions};
+use crate::scan::ScanOptions;
 use faultline_db::{Database, Owner};
 use faultline_db::{Result, Usage};
 
@@ -158,6 +157,8 @@ pub struct SetBench {
     pub costs: Vec<Cost>,
     /// Top-1 accuracy and false alarms.
     pub accuracy: Accuracy,
+    /// What the corpus holds (fragments, whole logs by size and expectation, repositories).
+    pub corpus: Composition,
     /// Logs that could not be read (`path: reason`); they are left out of every number.
     pub errors: Vec<String>,
 }
@@ -334,6 +335,7 @@ fn finish(
         candidate_lines: profile.candidate_lines,
         costs: profile.costs(),
         accuracy: accuracy(&corpus.cases, outcomes),
+        corpus: Composition::of(&corpus.cases),
         errors,
     }
 }
@@ -459,19 +461,6 @@ fn accuracy(cases: &[Case], outcomes: &BTreeMap<PathBuf, Outcome>) -> Accuracy {
             .collect(),
         misses,
     }
-}
-
-/// Reads a whole log, decompressing `.gz`/`.zst` (detected by magic bytes).
-fn read_decoded(path: &Path) -> std::io::Result<Vec<u8>> {
-    let raw = std::fs::read(path)?;
-    let mut out = Vec::new();
-    match InputKind::sniff(&raw) {
-        InputKind::Plain => return Ok(raw),
-        kind => {
-            crate::scan::decode(kind, Box::new(std::io::Cursor::new(raw)))?.read_to_end(&mut out)?
-        }
-    };
-    Ok(out)
 }
 
 /// Recorded passes of the cost profile (after one warm-up pass).

@@ -58,7 +58,20 @@ struct RawExpectation {
     fragment: bool,
     #[serde(default)]
     notes: String,
+    #[serde(default)]
+    whole: bool,
+    #[serde(default)]
+    lines: Option<u64>,
+    #[serde(default)]
+    outcomes: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    baseline: Option<String>,
+    #[serde(default)]
+    signatures_added: Vec<String>,
 }
+
+/// The words a sidecar's `outcomes` may use, one per run of the log.
+pub const RUN_OUTCOMES: &[&str] = &["completed", "stopped", "running", "failed", "unknown"];
 
 /// What a sidecar says the analysis of its log must report.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,6 +98,98 @@ pub struct Expectation {
     pub fragment: bool,
     /// Why the expected line is the root cause.
     pub notes: String,
+    /// Whether the log is a whole file as committed or attached (cut only at its start), not a
+    /// pasted excerpt. Whole logs are gated in release mode (they are large).
+    pub whole: bool,
+    /// The log's line count as the sidecar states it (required for whole logs; a test checks it).
+    pub lines: Option<u64>,
+    /// The outcome of each run of the log, in order (one of [`RUN_OUTCOMES`]), written before the
+    /// log was first scored; empty when the sidecar does not say.
+    pub outcomes: Vec<String>,
+    /// The name of a healthy log of the same job or script (a case name in the same directory),
+    /// for baseline comparisons.
+    pub baseline: Option<String>,
+    /// Signature ids that this log's repository caused to be added or changed (switched off for
+    /// its logs in leave-one-repository-out measurements).
+    pub signatures_added: Vec<String>,
+}
+
+impl Expectation {
+    /// The `owner/name` of the GitHub repository in `source`, if it names one.
+    pub fn repository(&self) -> Option<String> {
+        let rest = self.source.split("github.com/").nth(1)?;
+        let mut parts = rest.split(['/', '#', '?', ' ']);
+        let owner = parts.next().filter(|p| !p.is_empty())?;
+        let name = parts.next().filter(|p| !p.is_empty())?;
+        Some(format!("{}/{}", owner, name.trim_end_matches(".git")).to_ascii_lowercase())
+    }
+}
+
+/// What a corpus holds: fragments and whole logs, by size and by expectation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Composition {
+    /// Cases whose sidecar does not say `whole = true` (pasted excerpts and short outputs).
+    pub fragments: u64,
+    /// Cases with `whole = true`.
+    pub whole: u64,
+    /// Whole logs of at least 500 lines.
+    pub whole_500_lines: u64,
+    /// Whole logs of at least 3,000 lines.
+    pub whole_3000_lines: u64,
+    /// Whole logs of healthy runs (`expect = "clean"`).
+    pub whole_healthy: u64,
+    /// Whole logs of failing runs.
+    pub whole_failing: u64,
+    /// Distinct GitHub repositories the whole logs come from (a source that names none counts
+    /// as one repository of its own).
+    pub whole_repositories: u64,
+    /// Failing whole logs that name a healthy `baseline` of the same job.
+    pub whole_pairs: u64,
+}
+
+impl Composition {
+    /// Counts `cases`.
+    pub fn of(cases: &[Case]) -> Composition {
+        let mut c = Composition::default();
+        let mut repos = std::collections::BTreeSet::new();
+        for case in cases {
+            let e = &case.expect;
+            if !e.whole {
+                c.fragments += 1;
+                continue;
+            }
+            c.whole += 1;
+            let lines = e.lines.unwrap_or(0);
+            c.whole_500_lines += u64::from(lines >= 500);
+            c.whole_3000_lines += u64::from(lines >= 3000);
+            if e.clean {
+                c.whole_healthy += 1;
+            } else {
+                c.whole_failing += 1;
+                c.whole_pairs += u64::from(e.baseline.is_some());
+            }
+            repos.insert(e.repository().unwrap_or_else(|| e.source.clone()));
+        }
+        c.whole_repositories = repos.len() as u64;
+        c
+    }
+}
+
+impl fmt::Display for Composition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} fragments; {} whole logs ({} of >= 500 lines, {} of >= 3,000 lines; {} healthy, {} failing; {} repositories; {} failing logs paired with a healthy baseline)",
+            self.fragments,
+            self.whole,
+            self.whole_500_lines,
+            self.whole_3000_lines,
+            self.whole_healthy,
+            self.whole_failing,
+            self.whole_repositories,
+            self.whole_pairs
+        )
+    }
 }
 
 /// One log of a corpus together with its expectation.
@@ -308,6 +413,46 @@ impl Case {
             }
             (None, true) => String::new(),
         };
+        let outcomes = match raw.outcomes {
+            None => Vec::new(),
+            Some(o) => {
+                let span = o.span();
+                let outcomes = o.into_inner();
+                let at = || location(sidecar, text, span.start);
+                if let Some(bad) = outcomes
+                    .iter()
+                    .find(|w| !RUN_OUTCOMES.contains(&w.as_str()))
+                {
+                    return Err(Problem {
+                        location: at(),
+                        message: format!(
+                            "outcomes: {bad:?} is not one of {}",
+                            RUN_OUTCOMES.join(", ")
+                        ),
+                    });
+                }
+                let failed = outcomes.iter().any(|w| w == "failed");
+                if outcomes.is_empty() || clean == failed {
+                    return Err(Problem {
+                        location: at(),
+                        message: if clean {
+                            "outcomes: a healthy log (expect = \"clean\") has no failed run, and at least one run".into()
+                        } else {
+                            "outcomes: a failing log has at least one \"failed\" run".into()
+                        },
+                    });
+                }
+                outcomes
+            }
+        };
+        if raw.whole && (raw.lines.is_none() || outcomes.is_empty() || raw.fragment) {
+            return Err(Problem {
+                location: location(sidecar, text, 0),
+                message:
+                    "a whole log (whole = true) states `lines` and `outcomes` and is not a fragment"
+                        .into(),
+            });
+        }
         Ok(Case {
             name: case_name(log, dir),
             log: log.to_path_buf(),
@@ -323,6 +468,11 @@ impl Case {
                 source: raw.source,
                 fragment: raw.fragment,
                 notes: raw.notes,
+                whole: raw.whole,
+                lines: raw.lines,
+                outcomes,
+                baseline: raw.baseline,
+                signatures_added: raw.signatures_added,
             },
         })
     }
@@ -412,6 +562,74 @@ impl Case {
             _ => Outcome::Pass,
         }
     }
+}
+
+/// A cause or symptom signature that is not survivable and matched a line of a healthy log
+/// (the precision lint: such a signature would call a healthy run failed, or rank a line it
+/// survives as a cause).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Imprecision {
+    /// The signature id.
+    pub signature: String,
+    /// The healthy case (its name relative to the corpus).
+    pub case: String,
+    /// The 1-based line it matched.
+    pub line: u64,
+    /// The line (lossy UTF-8, cut to 200 bytes).
+    pub text: String,
+}
+
+/// The precision lint: every line of every healthy case (`expect = "clean"`) that a cause or
+/// symptom signature with `survivable = false` matches, unless the signature's id is in
+/// `healthy_ok` (signatures that say why they may, format 3's `healthy_ok`). Lines are matched
+/// by every signature, not only the one that wins the line.
+pub fn precision_lint(
+    db: &crate::Database,
+    healthy_ok: &std::collections::HashSet<String>,
+    cases: &[Case],
+) -> Result<Vec<Imprecision>> {
+    use faultline_db::Role;
+    let mut out = Vec::new();
+    for case in cases.iter().filter(|c| c.expect.clean) {
+        let buf = read_decoded(&case.log).map_err(|e| io_error(&case.log, e))?;
+        let opts = crate::scan::ScanOptions {
+            threads: 1,
+            ..crate::scan::ScanOptions::default()
+        };
+        crate::scan::scan_slice(db, &buf, &opts, &mut |hit| {
+            for &s in &hit.matched.signatures {
+                let sig = db.signature(s);
+                if matches!(sig.role, Role::Cause | Role::Symptom)
+                    && !sig.survivable
+                    && !healthy_ok.contains(&sig.id)
+                {
+                    let text = String::from_utf8_lossy(&hit.text);
+                    let cut = text.char_indices().nth(200).map_or(text.len(), |(i, _)| i);
+                    out.push(Imprecision {
+                        signature: sig.id.clone(),
+                        case: case.name.clone(),
+                        line: hit.line,
+                        text: text[..cut].to_string(),
+                    });
+                }
+            }
+        });
+    }
+    Ok(out)
+}
+
+/// Reads a whole log, decompressing `.gz`/`.zst` (detected by magic bytes).
+pub(crate) fn read_decoded(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let raw = std::fs::read(path)?;
+    let mut out = Vec::new();
+    match crate::scan::InputKind::sniff(&raw) {
+        crate::scan::InputKind::Plain => return Ok(raw),
+        kind => {
+            crate::scan::decode(kind, Box::new(std::io::Cursor::new(raw)))?.read_to_end(&mut out)?
+        }
+    };
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -64,8 +64,8 @@ pub use bench::{
 };
 /// A corpus of logs with their expected answers (`NAME.expect.toml` sidecars).
 pub use corpus::{
-    load_dir as load_corpus, log_files as corpus_logs, Case, Expectation, Outcome, LOG_SUFFIXES,
-    SIDECAR_SUFFIX,
+    load_dir as load_corpus, log_files as corpus_logs, precision_lint, Case, Composition,
+    Expectation, Imprecision, Outcome, LOG_SUFFIXES, RUN_OUTCOMES, SIDECAR_SUFFIX,
 };
 /// What changed between two signature sets, and how their first findings differ on a corpus.
 pub use diff::{
@@ -93,7 +93,7 @@ pub use faultline_db::{LogGen, SynthOptions};
 /// The report of one input and its parts (the JSON contract), and its human rendering.
 pub use report::{
     raw_path, render_human, render_human_with_hints, Counts, DatabaseRef, Finding, FindingRole,
-    HumanHints, MatchedLine, Report, MAX_PROCESSES_LISTED, SCHEMA_VERSION,
+    HumanHints, MatchedLine, Report, RunOutcome, RunState, MAX_PROCESSES_LISTED, SCHEMA_VERSION,
 };
 /// Text made safe for a terminal (control characters escaped).
 pub use sanitize::{

@@ -193,7 +193,10 @@ pub(super) fn role_of(role: Role) -> FindingRole {
     match role {
         Role::Cause => FindingRole::Cause,
         Role::Symptom => FindingRole::Symptom,
-        Role::Noise => FindingRole::Noise,
+        // Evidence never wins a line (see `Analyzer::winner`).
+        Role::Noise | Role::Start | Role::Progress | Role::Completed | Role::Stopped => {
+            FindingRole::Noise
+        }
     }
 }
 

@@ -110,12 +110,15 @@ impl<'db> Analyzer<'db> {
     }
 
     /// The winning signature of a line: highest priority, then cause before symptom before
-    /// noise, then the lowest index.
+    /// noise, then the lowest index. Evidence signatures never win: they make no finding.
     fn winner(&self, sigs: &[u32]) -> Option<u32> {
-        sigs.iter().copied().min_by_key(|&s| {
-            let info = self.db.signature(s);
-            (std::cmp::Reverse(info.priority), info.role, s)
-        })
+        sigs.iter()
+            .copied()
+            .filter(|&s| !self.db.signature(s).role.is_evidence())
+            .min_by_key(|&s| {
+                let info = self.db.signature(s);
+                (std::cmp::Reverse(info.priority), info.role, s)
+            })
     }
 
     /// Takes the next hit (hits must arrive in input order); a hit with nothing matched is a
@@ -218,6 +221,7 @@ impl<'db> Analyzer<'db> {
             Role::Cause => self.counts.cause_lines += 1,
             Role::Symptom => self.counts.symptom_lines += 1,
             Role::Noise => self.counts.noise_lines += 1,
+            Role::Start | Role::Progress | Role::Completed | Role::Stopped => {}
         }
         let role = role_of(sig.role);
         let group = self.fold_line(Some(w), role, Source::Signature, &l.seen);

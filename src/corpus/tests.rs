@@ -134,3 +134,62 @@ fn the_shipped_corpus_loads() {
     assert_eq!(cases.len(), log_files(&dir).unwrap().len());
     assert!(cases.iter().all(|c| !c.expect.category.is_empty()));
 }
+
+#[test]
+fn whole_log_sidecars_state_lines_and_outcomes() {
+    let whole = "expect = \"clean\"\ncategory = \"healthy\"\nsource = \"https://github.com/O/R/blob/abc/train.log\"\nwhole = true\nlines = 600\noutcomes = [\"completed\"]\n";
+    let c = case(whole).unwrap();
+    assert!(c.expect.whole);
+    assert_eq!(c.expect.lines, Some(600));
+    assert_eq!(c.expect.outcomes, ["completed"]);
+    assert_eq!(c.expect.repository().as_deref(), Some("o/r"));
+    let problem = |text: &str| match case(text) {
+        Err(e) => e.to_string(),
+        Ok(_) => panic!("accepted: {text}"),
+    };
+    assert!(problem(&whole.replace("lines = 600\n", "")).contains("whole = true"));
+    assert!(problem(&whole.replace("\"completed\"", "\"finished\"")).contains("not one of"));
+    assert!(problem(&whole.replace("\"completed\"", "\"failed\"")).contains("healthy"));
+    let failing = whole
+        .replace("expect = \"clean\"", "root_cause = \"Killed\"")
+        .replace("healthy", "killed");
+    assert!(problem(&failing).contains("has at least one"));
+    let both = failing.replace("[\"completed\"]", "[\"completed\", \"failed\"]");
+    assert_eq!(case(&both).unwrap().expect.outcomes.len(), 2);
+}
+
+#[test]
+fn composition_counts_whole_logs_by_size_expectation_and_repository() {
+    let mk = |name: &str, text: &str| {
+        Case::from_sidecar_text(
+            Path::new(&format!("{name}.log")),
+            Path::new(&format!("{name}.expect.toml")),
+            text,
+        )
+        .unwrap()
+    };
+    let healthy = |lines: u32, repo: &str| {
+        format!("expect = \"clean\"\ncategory = \"healthy\"\nsource = \"https://github.com/{repo}/blob/c/x.log\"\nwhole = true\nlines = {lines}\noutcomes = [\"completed\"]\n")
+    };
+    let cases = vec![
+        mk("a", &healthy(500, "o/one")),
+        mk("b", &healthy(3000, "O/One")),
+        mk("c", "root_cause = \"Killed\"\ncategory = \"killed\"\nsource = \"https://github.com/o/two/blob/c/y.log\"\nwhole = true\nlines = 499\noutcomes = [\"failed\"]\nbaseline = \"a\"\n"),
+        mk("d", SIDECAR),
+    ];
+    let c = Composition::of(&cases);
+    assert_eq!(
+        (c.fragments, c.whole, c.whole_500_lines, c.whole_3000_lines),
+        (1, 3, 2, 1)
+    );
+    assert_eq!(
+        (
+            c.whole_healthy,
+            c.whole_failing,
+            c.whole_repositories,
+            c.whole_pairs
+        ),
+        (2, 1, 2, 1)
+    );
+    assert!(c.to_string().contains("3 whole logs"), "{c}");
+}

@@ -12,6 +12,50 @@ pub use human::{render_human, render_human_with_hints, HumanHints};
 /// The JSON schema version; bumped when a field changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 2;
 
+/// What became of a run, judged from its evidence before its lines (see [`RunOutcome`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunState {
+    /// Completion evidence (a trainer's final summary, every worker exited 0, a build's last
+    /// target) with no fatal finding after it.
+    Completed,
+    /// Stop evidence (SIGTERM/SIGINT received, shutdown requested) with no fatal finding before
+    /// it: what failed after the request is shutdown noise.
+    Stopped,
+    /// Its last evidence is progress (requests served, steps advancing): still going when the
+    /// log ends.
+    Running,
+    /// It has a fatal finding.
+    Failed,
+    /// No evidence either way.
+    Unknown,
+}
+
+impl RunState {
+    /// The lowercase name used in reports and sidecars.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Completed => "completed",
+            RunState::Stopped => "stopped",
+            RunState::Running => "running",
+            RunState::Failed => "failed",
+            RunState::Unknown => "unknown",
+        }
+    }
+}
+
+/// One run's outcome: the report's `run_outcomes` holds one per run, in run order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunOutcome {
+    /// The run, 1-based.
+    pub run: u32,
+    /// What became of it.
+    pub outcome: RunState,
+    /// The line that decided it: a failed run's first-ranked fatal finding, the completion or
+    /// stop evidence, a running run's last progress line; none for an unknown outcome.
+    pub line: Option<u64>,
+}
+
 /// What kind of finding this is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -39,7 +83,7 @@ impl FindingRole {
 }
 
 /// The database a report was produced with.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DatabaseRef {
     /// The database's name.
     pub name: String,

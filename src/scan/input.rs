@@ -239,6 +239,8 @@ enum Source {
     /// A mapped file, its truncation guard (Linux) and the file itself (to read its size again).
     Mapped(Mmap, Option<truncation::Guard>, File),
     Bytes(Vec<u8>),
+    /// Bytes owned elsewhere, scanned in place (a Python `bytes` object or buffer).
+    Shared(Box<dyn AsRef<[u8]> + Send>),
     Stream(Box<dyn Read + Send>),
 }
 
@@ -349,6 +351,16 @@ impl Input {
         }
     }
 
+    /// Wraps bytes owned by someone else (a Python `bytes` object, a buffer export), scanned
+    /// in place without a copy; `bytes` is dropped when the scan ends.
+    pub fn from_shared(path: &Path, bytes: Box<dyn AsRef<[u8]> + Send>) -> Input {
+        Input {
+            path: path.to_path_buf(),
+            kind: InputKind::Plain,
+            source: Source::Shared(bytes),
+        }
+    }
+
     /// The path the input was opened with.
     pub fn path(&self) -> &Path {
         &self.path
@@ -397,6 +409,7 @@ impl Input {
                 (stats, Some(err))
             }
             Source::Bytes(bytes) => (scan_slice(db, &bytes, opts, sink), None),
+            Source::Shared(bytes) => (scan_slice(db, (*bytes).as_ref(), opts, sink), None),
             Source::Stream(mut reader) => {
                 let (stats, err) = scan_reader(db, &mut reader, opts, sink);
                 let err = err.map(|source| Error::Input {

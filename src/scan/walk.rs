@@ -4,6 +4,8 @@
 //! blocks), and a [`Shard`] `I/N` keeping a stable 1/N of the inputs.
 
 use std::fmt;
+#[cfg(unix)]
+use std::io;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -211,7 +213,7 @@ fn special(_: &std::fs::FileType) -> Option<&'static str> {
 pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
     let globs = Filter::new(&opts.globs, "glob")?;
     let excludes = Filter::new(&opts.excludes, "exclude glob")?;
-    if paths.iter().filter(|p| *p == Path::new("-")).count() > 1 {
+    if names_of_stdin(paths) > 1 {
         return Err(Usage::StdinTwice.into());
     }
     let mut out = Vec::new();
@@ -230,6 +232,39 @@ pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
         out.retain(|e| shard.keeps(e));
     }
     Ok(out)
+}
+
+/// How many of `paths` name standard input: each `-`, and, when file descriptor 0 is a
+/// stream (a pipe, a FIFO, a socket, a terminal), each path whose device and inode are fd 0's
+/// (`/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`, the FIFO itself). Two names of one stream
+/// would split it between two reports. When fd 0 is a regular file, opening a name of it
+/// reads the file afresh from its start, so only `-` counts.
+fn names_of_stdin(paths: &[PathBuf]) -> usize {
+    let dashes = paths.iter().filter(|p| *p == Path::new("-")).count();
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        use std::os::unix::fs::MetadataExt;
+        // fstat(0) through a duplicate of the descriptor (no read, no open of a path).
+        let Ok(fd0) = io::stdin().as_fd().try_clone_to_owned() else {
+            return dashes;
+        };
+        let Ok(meta) = std::fs::File::from(fd0).metadata() else {
+            return dashes;
+        };
+        if meta.is_file() {
+            return dashes;
+        }
+        let id = (meta.dev(), meta.ino());
+        dashes
+            + paths
+                .iter()
+                .filter(|p| *p != Path::new("-"))
+                .filter(|p| std::fs::metadata(p).is_ok_and(|m| (m.dev(), m.ino()) == id))
+                .count()
+    }
+    #[cfg(not(unix))]
+    dashes
 }
 
 /// Keeps one entry per file: a file reached twice (named twice, through a link, or both named

@@ -155,3 +155,84 @@ fn csv_cells_from_logs_cannot_start_a_formula() {
         "{csv}"
     );
 }
+
+/// Issue 30 item 8: totals over reports that claim huge sizes saturate at `u64::MAX` (never
+/// wrap in a release build, never panic in an overflow-checked one); so do the hits.
+#[test]
+fn totals_saturate_instead_of_wrapping() {
+    let big = |input: &str| {
+        format!(
+            r#"{{"input":"{input}","error":null,"bytes":{m},"lines":{m},"findings":[{{"signature":"a.x","role":"cause","title":"t","category":"c","count":{m}}}]}}"#,
+            m = u64::MAX
+        )
+    };
+    let mut b = Summary::builder();
+    b.add_json_lines(
+        "s.jsonl",
+        &format!("{}\n{}\n{}\n", big("a.log"), big("b.log"), big("c.log")),
+    )
+    .unwrap();
+    let s = b.finish();
+    assert_eq!(s.inputs, 3);
+    assert_eq!((s.bytes, s.lines), (u64::MAX, u64::MAX));
+    assert_eq!(s.signatures[0].hits, u64::MAX);
+}
+
+/// Issue 30 item 4: a UTF-8 file literally named `job\xff.log` and a file whose name holds
+/// the byte 0xff (`input_raw` `job\xff.log`) are two inputs, never merged; the shared name is
+/// reported as ambiguous.
+#[test]
+fn a_literal_backslash_name_never_merges_with_a_raw_name() {
+    let literal = r#"{"input":"job\\xff.log","error":null,"bytes":3,"lines":1,"findings":[]}"#;
+    let raw = r#"{"input":"job\ufffd.log","input_raw":"job\\xff.log","error":null,"bytes":3,"lines":1,"findings":[{"signature":"a.x","role":"cause","title":"t","category":"c","count":1}]}"#;
+    for order in [[literal, raw], [raw, literal]] {
+        let mut b = Summary::builder();
+        b.add_json_lines("s.jsonl", &order.join("\n")).unwrap();
+        let s = b.finish();
+        assert_eq!((s.inputs, s.diagnosed), (2, 1), "{order:?}");
+        assert_eq!(s.undiagnosed, ["job\\xff.log"]);
+        assert!(s.repeated.is_empty(), "{:?}", s.repeated);
+        assert_eq!(s.ambiguous, ["job\\xff.log"]);
+    }
+    // The same report twice is still one input, repeated, not ambiguous.
+    let mut b = Summary::builder();
+    b.add_json_lines("s.jsonl", &[raw, raw, literal, literal].join("\n"))
+        .unwrap();
+    let s = b.finish();
+    assert_eq!(s.inputs, 2);
+    assert_eq!(s.repeated.len(), 2);
+    assert_eq!(s.ambiguous, ["job\\xff.log"]);
+    // No ambiguity, no key in the JSON.
+    let mut b = Summary::builder();
+    b.add_json_lines("s.jsonl", literal).unwrap();
+    assert!(!b.finish().to_json().contains("ambiguous"));
+}
+
+/// Issue 30 gap: `finish` is linear in the number of distinct databases (it searched the list
+/// of databases seen so far for each report: 80k reports took 29.5 s). 100k reports, each made
+/// with its own database, under a generous deadline (a quadratic pass is 5e9 comparisons).
+#[test]
+fn finish_is_linear_in_distinct_databases() {
+    let n = 100_000;
+    let mut text = String::new();
+    for i in 0..n {
+        text.push_str(&format!(
+            r#"{{"input":"{i}.log","error":null,"bytes":1,"lines":1,"findings":[],"database":{{"name":"d","version":"1","hash":"{i:016x}"}}}}"#
+        ));
+        text.push('\n');
+    }
+    let mut b = Summary::builder();
+    b.add_json_lines("s.jsonl", &text).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(b.finish());
+    });
+    let s = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("finish over 100k distinct databases took over 60 s: quadratic");
+    assert_eq!(s.inputs, n);
+    assert_eq!(s.databases.len() as u64, n);
+    // In input order ("0.log", "1.log", "10.log", ...), first seen first.
+    assert_eq!(s.databases[0].hash, format!("{:016x}", 0));
+    assert_eq!(s.databases[2].hash, format!("{:016x}", 10));
+}

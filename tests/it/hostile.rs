@@ -817,6 +817,67 @@ fn stdin_named_twice_is_a_usage_error_and_a_file_twice_is_scanned_once() {
     assert_eq!(out.status.code(), Some(0));
 }
 
+/// Issue 30 item 5: standard input named twice in any form (`-`, `/dev/stdin`, `/dev/fd/0`,
+/// `/proc/self/fd/0`) is a usage error, not one stream split between two reports.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdin_named_twice_in_any_form_is_a_usage_error() {
+    let names = ["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+    let mut log = String::new();
+    for i in 0..2000 {
+        log.push_str(&format!("INFO filler line {i}\n"));
+    }
+    log.push_str(OOM);
+    log.push('\n');
+    for (i, a) in names.iter().enumerate() {
+        for b in &names[i..] {
+            let mut child = bin()
+                .args(["scan", "--format", "json", a, b])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn");
+            let mut w = child.stdin.take().expect("stdin");
+            let bytes = log.clone().into_bytes();
+            let writer = std::thread::spawn(move || {
+                let _ = w.write_all(&bytes);
+            });
+            let out = wait_bounded(child, Duration::from_secs(60));
+            writer.join().expect("writer");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "scan {a} {b}: {stderr}");
+            assert!(
+                stderr.contains("named more than once"),
+                "scan {a} {b}: {stderr}"
+            );
+            assert!(out.stdout.is_empty(), "scan {a} {b}: nothing is scanned");
+        }
+    }
+    // One name of it alone is read whole; so is a regular file given as stdin and named.
+    let (code, reports, stderr) = scan_json(&[], &[Path::new("/dev/stdin")], Some(log.as_bytes()));
+    assert_eq!((code, reports.len()), (0, 1), "{stderr}");
+    assert_eq!(reports[0]["lines"], 2001);
+}
+
+/// Issue 30 item 8: `--max-findings` at `usize::MAX` (no practical limit) does not panic in
+/// an overflow-checked build (this suite's debug binary): `max + 16` and the like.
+#[test]
+fn max_findings_at_usize_max_does_not_overflow() {
+    let mut log = String::new();
+    for i in 0..40 {
+        log.push_str(&format!("ModuleNotFoundError: No module named 'pkg{i}'\n"));
+    }
+    log.push_str(OOM);
+    log.push('\n');
+    let max = usize::MAX.to_string();
+    let (code, reports, stderr) = scan_json(&["--max-findings", &max], &[], Some(log.as_bytes()));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(reports[0]["findings_omitted"], 0);
+    assert!(reports[0]["findings"].as_array().expect("findings").len() >= 2);
+}
+
 #[test]
 fn the_status_after_a_closed_stdout_covers_the_inputs_taken_so_far() {
     let dir = tmp();
@@ -1089,6 +1150,167 @@ fn file_names_that_are_not_utf8_keep_their_bytes_in_input_raw() {
     let (code, reports, _) = scan_json(&[], &[&gone], None);
     assert_eq!(code, 2);
     assert_eq!(reports[0]["input_raw"], format!("{d}/gone\\xff.log"));
+}
+
+/// Issue 30 item 4: a file literally named `job\xff.log` (a backslash, `x`, `f`, `f`) and a
+/// file whose name holds the byte 0xff are two inputs: summaries never merge them (was: one
+/// input, the OOM in the second file lost, exit 1), and the shared name is an error.
+#[test]
+fn a_literal_backslash_name_and_a_raw_name_never_merge_in_summaries() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tmp();
+    let literal = write(dir.path(), "job\\xff.log", b"INFO all good\n");
+    let raw = dir.path().join(OsStr::from_bytes(b"job\xff.log"));
+    fs::write(&raw, format!("{OOM}\n")).expect("write");
+    let (code, reports, _) = scan_json(&[], &[&literal, &raw], None);
+    assert_eq!(code, 0);
+    assert_eq!(
+        reports[1]["input_raw"], reports[0]["input"],
+        "the names read the same"
+    );
+    for order in [[0, 1], [1, 0]] {
+        let lines: String = order.iter().map(|&i| format!("{}\n", reports[i])).collect();
+        let jsonl = write(dir.path(), "shard.jsonl", lines.as_bytes());
+        let out = bin()
+            .args(["summary", "--format", "json"])
+            .arg(&jsonl)
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{order:?}: {stderr}");
+        assert!(stderr.contains("shared by distinct inputs"), "{stderr}");
+        assert!(stderr.contains("job\\xff.log"), "{stderr}");
+    }
+    let out = bin()
+        .args(["scan", "--summary", "--format", "json"])
+        .args([&literal, &raw])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("shared by distinct inputs"), "{stderr}");
+}
+
+/// Issue 30 gap: `--db` takes only a regular file. A FIFO (which would block forever with no
+/// writer), a directory or a device is an error naming the path, exit 2.
+#[test]
+fn db_refuses_fifos_and_other_non_regular_files() {
+    let dir = tmp();
+    let log = write(dir.path(), "x.log", format!("{OOM}\n").as_bytes());
+    let fifo = dir.path().join("db.fifo");
+    mkfifo(&fifo);
+    for db in [fifo.as_path(), dir.path(), Path::new("/dev/null")] {
+        for cmd in [&["scan", "--db"][..], &["db", "list", "--db"][..]] {
+            let child = bin()
+                .args(cmd)
+                .arg(db)
+                .args(if cmd[0] == "scan" {
+                    vec![log.as_os_str()]
+                } else {
+                    vec![]
+                })
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawn");
+            let out = wait_bounded(child, Duration::from_secs(30));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{cmd:?} {}: {stderr}",
+                db.display()
+            );
+            assert!(
+                stderr.contains(&db.display().to_string()) && stderr.contains("not a regular file"),
+                "{cmd:?} {}: {stderr}",
+                db.display()
+            );
+        }
+    }
+}
+
+/// Issue 30 gap: `db check` and `db list` show text from a signature directory (the database's
+/// name and version, a category, a title) with every character a terminal would obey escaped;
+/// so does CSV output with file names. JSON keeps the exact text.
+#[test]
+fn db_check_db_list_and_csv_show_no_raw_escapes() {
+    let dir = tmp();
+    let sigs = tiny_signatures(dir.path());
+    write(
+        &sigs,
+        "db.toml",
+        b"name = \"tiny\\u001b]0;pwned\\u0007\"\nversion = \"2026.12.0\\u001b[2J\"\nformat = 2\n",
+    );
+    let toml = fs::read_to_string(sigs.join("pytorch.toml")).expect("read");
+    let toml = toml
+        .replace(
+            "category = \"gpu-memory\"",
+            "category = \"gpu-memory\\u001b[2J\"",
+        )
+        .replace(
+            "title = \"CUDA out of memory\"",
+            "title = \"CUDA out of memory\\u009b31m\"",
+        )
+        .replace("revision = 1", "revision = 1\nsurvivable = false");
+    write(&sigs, "pytorch.toml", toml.as_bytes());
+    let raw = |bytes: &[u8]| {
+        String::from_utf8_lossy(bytes)
+            .chars()
+            .any(|c| c == '\x1b' || c == '\x07' || c == '\u{9b}')
+    };
+    for args in [&["db", "check"][..], &["db", "list", "--signatures"][..]] {
+        let out = bin().args(args).arg(&sigs).output().expect("run");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(!raw(&out.stdout), "{args:?}: raw escapes in {stdout:?}");
+        assert!(stdout.contains("\\x1b"), "{args:?}: {stdout}");
+    }
+    // The same set's JSON listing keeps the exact text.
+    let out = bin()
+        .args(["db", "list", "--format", "json", "--signatures"])
+        .arg(&sigs)
+        .output()
+        .expect("run");
+    let row: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(row["category"], "gpu-memory\u{1b}[2J");
+    // CSV summaries: a file name with an OSC sequence and a bell.
+    let log = write(
+        dir.path(),
+        "a\x1b]0;pwned\x07.log",
+        format!("{OOM}\n").as_bytes(),
+    );
+    let out = bin()
+        .args(["scan", "--summary", "--format", "csv"])
+        .arg(&log)
+        .output()
+        .expect("run");
+    let csv = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{csv}");
+    assert!(!raw(&out.stdout), "raw escapes in {csv:?}");
+    assert!(csv.contains("a\\x1b]0;pwned\\x07.log"), "{csv}");
+    let (_, reports, _) = scan_json(&[], &[&log], None);
+    let jsonl = write(
+        dir.path(),
+        "shard.jsonl",
+        format!("{}\n", reports[0]).as_bytes(),
+    );
+    let out = bin()
+        .args(["summary", "--format", "csv"])
+        .arg(&jsonl)
+        .output()
+        .expect("run");
+    assert!(
+        !raw(&out.stdout),
+        "raw escapes in {:?}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }
 
 /// Streams `lines` lines made by `line(i)` into `faultline scan --format json -` and returns

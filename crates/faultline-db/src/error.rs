@@ -116,8 +116,9 @@ pub enum Usage {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    /// Standard input (`-`) named more than once.
-    #[error("standard input (`-`) is named more than once: it can be read only once")]
+    /// Standard input named more than once, in any form: `-`, or a path to the same stream
+    /// as file descriptor 0 (`/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`).
+    #[error("standard input is named more than once (`-`, /dev/stdin, /dev/fd/0 and /proc/self/fd/0 all name it): one stream can be read only once")]
     StdinTwice,
     /// A corpus directory without logs.
     #[error("{}: no logs (*.log, *.log.gz, *.log.zst, *.gz, *.zst) in this corpus", .0.display())]

@@ -5,7 +5,6 @@
 
 #![deny(missing_docs)]
 
-use std::collections::HashMap;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -125,19 +124,33 @@ fn analyze_options(all: bool, max_findings: i64) -> PyResult<AnalyzeOptions> {
             "max_findings {max_findings} is negative (0 means no limit)"
         ))
     })?;
+    // Values this large mean "no practical limit" and are clamped, so that the analysis's
+    // `max + 16` and `2 * max` cannot overflow on any target (issue 30 item 8).
+    let max_findings = max_findings.min(usize::MAX >> 2);
     Ok(AnalyzeOptions { all, max_findings })
 }
 
-/// A rayon pool per thread count, built once (building one per call would cost a thread
-/// start per worker per call).
+/// Thread pools kept for reuse, the most recently used last.
+const POOLS_KEPT: usize = 4;
+
+/// The pools kept: `(threads, pool)`, the most recently used last.
+type Pools = Vec<(usize, Arc<rayon::ThreadPool>)>;
+
+/// A rayon pool for a thread count, reused across calls (building one per call would cost a
+/// thread start per worker per call). At most [`POOLS_KEPT`] pools are kept, the least
+/// recently used let go first (its threads end once the calls using it return): one pool
+/// per distinct `threads` value kept forever left 11,328 OS threads for j = 1..150 (issue 30).
 fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
-    static POOLS: OnceLock<Mutex<HashMap<usize, Arc<rayon::ThreadPool>>>> = OnceLock::new();
+    static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
     let mut pools = POOLS
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = pools.get(&threads) {
-        return Ok(p.clone());
+    if let Some(i) = pools.iter().position(|(n, _)| *n == threads) {
+        let hit = pools.remove(i);
+        let p = hit.1.clone();
+        pools.push(hit);
+        return Ok(p);
     }
     let p = Arc::new(
         rayon::ThreadPoolBuilder::new()
@@ -146,8 +159,21 @@ fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
             .build()
             .map_err(|e| PyValueError::new_err(format!("cannot start {threads} threads: {e}")))?,
     );
-    pools.insert(threads, p.clone());
+    pools.push((threads, p.clone()));
+    if pools.len() > POOLS_KEPT {
+        pools.remove(0);
+    }
     Ok(p)
+}
+
+/// A path `-` is the file `./-` unless `stdin` is set: a service passing a user's path must
+/// not read its own standard input (issue 30).
+fn as_file(path: PathBuf, stdin: bool) -> PathBuf {
+    if !stdin && path.as_os_str() == "-" {
+        PathBuf::from("./-")
+    } else {
+        path
+    }
 }
 
 /// A Python binary file object read as a Rust stream: each `read` takes the GIL for one
@@ -156,6 +182,10 @@ struct PyReader {
     obj: Py<PyAny>,
     /// Set when `read()` returned something that is not bytes: a `TypeError` for the caller.
     wrong_type: Arc<Mutex<Option<String>>>,
+    /// Set when `read()` raised a `BaseException` that is not an `Exception`
+    /// (`KeyboardInterrupt`, `SystemExit`, `GeneratorExit`): raised again to the caller, never
+    /// turned into a read error.
+    interrupt: Arc<Mutex<Option<PyErr>>>,
 }
 
 impl Read for PyReader {
@@ -168,7 +198,13 @@ impl Read for PyReader {
                 .obj
                 .bind(py)
                 .call_method1("read", (buf.len(),))
-                .map_err(|e| io::Error::other(e.to_string()))?;
+                .map_err(|e| {
+                    let message = e.to_string();
+                    if !e.is_instance_of::<pyo3::exceptions::PyException>(py) {
+                        *self.interrupt.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                    }
+                    io::Error::other(message)
+                })?;
             let copy = |data: &[u8], buf: &mut [u8]| {
                 if data.len() > buf.len() {
                     return Err(io::Error::other(format!(
@@ -203,13 +239,124 @@ impl Read for PyReader {
     }
 }
 
-/// The bytes of a `bytes`, `bytearray` or `memoryview`; anything else is a `TypeError`.
-fn bytes_of(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
-    if let Ok(b) = data.downcast::<PyBytes>() {
-        return Ok(b.as_bytes().to_vec());
+/// Memory owned elsewhere that a scan reads in place.
+struct Shared(Box<dyn AsRef<[u8]> + Send>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        (*self.0).as_ref()
     }
-    if let Ok(b) = data.downcast::<PyByteArray>() {
-        return Ok(b.to_vec());
+}
+
+/// A `bytes` object read in place: immutable, and kept alive by the reference held here
+/// (dropped without the GIL, pyo3 defers the decrement).
+struct BytesView {
+    _owner: Py<PyBytes>,
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the bytes of a `bytes` object never change and live as long as `_owner`.
+unsafe impl Send for BytesView {}
+
+impl AsRef<[u8]> for BytesView {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `ptr` and `len` are the object's buffer, alive while `_owner` is.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// A buffer export (`PyObject_GetBuffer`, `PyBUF_SIMPLE`: C-contiguous bytes), held for the
+/// scan and released with the GIL. While it is held, the exporter cannot resize or free the
+/// memory: a `bytearray` refuses to resize, an `mmap` to close (`BufferError`). The buffer
+/// protocol is in the limited API only from Python 3.11, and this package's abi3 wheel
+/// supports 3.9: the two functions and `Py_buffer` (whose layout has not changed since
+/// Python 3.0) are declared here. Not on Windows, where a 3.9 `python3.dll` does not export
+/// them: there the buffer is copied.
+#[cfg(not(windows))]
+mod export {
+    use pyo3::ffi;
+    use pyo3::prelude::*;
+    use std::os::raw::{c_char, c_int, c_void};
+
+    #[repr(C)]
+    struct RawBuffer {
+        buf: *mut c_void,
+        obj: *mut ffi::PyObject,
+        len: ffi::Py_ssize_t,
+        itemsize: ffi::Py_ssize_t,
+        readonly: c_int,
+        ndim: c_int,
+        format: *mut c_char,
+        shape: *mut ffi::Py_ssize_t,
+        strides: *mut ffi::Py_ssize_t,
+        suboffsets: *mut ffi::Py_ssize_t,
+        internal: *mut c_void,
+    }
+
+    extern "C" {
+        fn PyObject_GetBuffer(obj: *mut ffi::PyObject, view: *mut RawBuffer, flags: c_int)
+            -> c_int;
+        fn PyBuffer_Release(view: *mut RawBuffer);
+    }
+
+    /// `PyBUF_SIMPLE`: contiguous unsigned bytes, no format, shape or strides.
+    const SIMPLE: c_int = 0;
+
+    pub struct Export {
+        view: Box<RawBuffer>,
+    }
+
+    // SAFETY: the export keeps the memory alive and its size fixed until released; the
+    // release takes the GIL.
+    unsafe impl Send for Export {}
+
+    impl Export {
+        /// Exports `obj`'s buffer, or the Python error (`BufferError` for a buffer that is
+        /// not C-contiguous).
+        pub fn new(obj: &Bound<'_, PyAny>) -> PyResult<Export> {
+            // SAFETY: all-zero is a valid `Py_buffer` before the call fills it in.
+            let mut view: Box<RawBuffer> = Box::new(unsafe { std::mem::zeroed() });
+            // SAFETY: `obj` is a live object and the GIL is held.
+            let rc = unsafe { PyObject_GetBuffer(obj.as_ptr(), &mut *view, SIMPLE) };
+            if rc != 0 {
+                return Err(PyErr::fetch(obj.py()));
+            }
+            Ok(Export { view })
+        }
+    }
+
+    impl AsRef<[u8]> for Export {
+        fn as_ref(&self) -> &[u8] {
+            if self.view.buf.is_null() || self.view.len <= 0 {
+                return &[];
+            }
+            // SAFETY: the exporter keeps `len` bytes at `buf` while the export is held.
+            unsafe {
+                std::slice::from_raw_parts(self.view.buf as *const u8, self.view.len as usize)
+            }
+        }
+    }
+
+    impl Drop for Export {
+        fn drop(&mut self) {
+            // SAFETY: released once, with the GIL, as the protocol requires.
+            Python::with_gil(|_| unsafe { PyBuffer_Release(&mut *self.view) });
+        }
+    }
+}
+
+/// The bytes of a `bytes`, `bytearray` or `memoryview`, read in place (issue 30: a copy of
+/// a memoryview of a 2 GiB mmap peaked at 6.17 GB); anything else is a `TypeError`. A
+/// memoryview that is not C-contiguous is copied (`tobytes()`), as is any buffer on Windows.
+fn bytes_of(data: &Bound<'_, PyAny>) -> PyResult<Shared> {
+    if let Ok(b) = data.downcast::<PyBytes>() {
+        let bytes = b.as_bytes();
+        return Ok(Shared(Box::new(BytesView {
+            ptr: bytes.as_ptr(),
+            len: bytes.len(),
+            _owner: b.clone().unbind(),
+        })));
     }
     let is_view = data
         .py()
@@ -217,13 +364,22 @@ fn bytes_of(data: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
         .getattr("memoryview")
         .and_then(|t| data.is_instance(&t))
         .unwrap_or(false);
-    if is_view {
-        let b = data.call_method0("tobytes")?;
-        return Ok(b.downcast::<PyBytes>()?.as_bytes().to_vec());
+    if !is_view && !data.is_instance_of::<PyByteArray>() {
+        let what = data.get_type().name()?.to_string();
+        return Err(PyTypeError::new_err(format!(
+            "scan_bytes() takes bytes, bytearray or memoryview, not {what}"
+        )));
     }
-    let what = data.get_type().name()?.to_string();
-    Err(PyTypeError::new_err(format!(
-        "scan_bytes() takes bytes, bytearray or memoryview, not {what}"
+    #[cfg(not(windows))]
+    if let Ok(e) = export::Export::new(data) {
+        return Ok(Shared(Box::new(e)));
+    }
+    if let Ok(b) = data.downcast::<PyByteArray>() {
+        return Ok(Shared(Box::new(b.to_vec())));
+    }
+    let b = data.call_method0("tobytes")?;
+    Ok(Shared(Box::new(
+        b.downcast::<PyBytes>()?.as_bytes().to_vec(),
     )))
 }
 
@@ -305,7 +461,9 @@ impl PyDatabase {
     }
 
     /// Scans one path; an input that cannot be opened raises. Returns the report's JSON.
-    #[pyo3(signature = (path, threads=None, all=false, max_findings=1000, max_line_bytes=None))]
+    /// `-` is the file `./-` unless `stdin` (then it is standard input).
+    #[pyo3(signature = (path, threads=None, all=false, max_findings=1000, max_line_bytes=None, stdin=false))]
+    #[allow(clippy::too_many_arguments)]
     fn scan_path(
         &self,
         py: Python<'_>,
@@ -314,7 +472,9 @@ impl PyDatabase {
         all: bool,
         max_findings: i64,
         max_line_bytes: Option<i64>,
+        stdin: bool,
     ) -> PyResult<String> {
+        let path = as_file(path, stdin);
         self.analyse(py, (threads, all, max_findings, max_line_bytes), || {
             faultline::open(&path)
         })?
@@ -336,9 +496,10 @@ impl PyDatabase {
     ) -> PyResult<String> {
         let bytes = bytes_of(data)?;
         self.analyse(py, (threads, all, max_findings, max_line_bytes), || {
-            let head = &bytes[..bytes.len().min(4)];
+            let all_bytes = bytes.as_ref();
+            let head = &all_bytes[..all_bytes.len().min(4)];
             if InputKind::sniff(head) == InputKind::Plain {
-                Ok(Input::from_bytes(&name, bytes))
+                Ok(Input::from_shared(&name, bytes.0))
             } else {
                 input_from_reader(&name, Box::new(io::Cursor::new(bytes)))
             }
@@ -372,13 +533,18 @@ impl PyDatabase {
             ));
         }
         let wrong_type = Arc::new(Mutex::new(None));
+        let interrupt = Arc::new(Mutex::new(None));
         let reader = PyReader {
             obj: fileobj.clone().unbind(),
             wrong_type: wrong_type.clone(),
+            interrupt: interrupt.clone(),
         };
         let result = self.analyse(py, (threads, all, max_findings, max_line_bytes), || {
             input_from_reader(&name, Box::new(reader))
         })?;
+        if let Some(e) = interrupt.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(e);
+        }
         if let Some(message) = wrong_type.lock().unwrap_or_else(|e| e.into_inner()).take() {
             return Err(PyTypeError::new_err(message));
         }
@@ -386,8 +552,9 @@ impl PyDatabase {
     }
 
     /// Scans many paths (directories walked recursively, as the CLI does) on `threads`
-    /// threads; an input that cannot be read gives a report with its error.
-    #[pyo3(signature = (paths, threads=None, all=false, max_findings=1000, max_line_bytes=None, glob=Vec::new(), exclude=Vec::new()))]
+    /// threads; an input that cannot be read gives a report with its error. `-` is the file
+    /// `./-` unless `stdin` (then it is standard input).
+    #[pyo3(signature = (paths, threads=None, all=false, max_findings=1000, max_line_bytes=None, glob=Vec::new(), exclude=Vec::new(), stdin=false))]
     #[allow(clippy::too_many_arguments)]
     fn scan_paths(
         &self,
@@ -399,7 +566,9 @@ impl PyDatabase {
         max_line_bytes: Option<i64>,
         glob: Vec<String>,
         exclude: Vec<String>,
+        stdin: bool,
     ) -> PyResult<Vec<String>> {
+        let paths: Vec<PathBuf> = paths.into_iter().map(|p| as_file(p, stdin)).collect();
         let scan = scan_options(threads, max_line_bytes)?;
         let opts = analyze_options(all, max_findings)?;
         let workers = pool(scan.threads)?;
@@ -435,15 +604,17 @@ impl PyDatabase {
 /// The inputs a directory walk selects, as `faultline scan PATH...` walks them: files in
 /// path order, each once; `(path, relative, error)` where `relative` is the path below the
 /// root named and `error` is set for a path that could not be examined. FIFOs, sockets and
-/// symlink loops are left out, as the CLI skips them.
+/// symlink loops are left out, as the CLI skips them. `-` is the file `./-` unless `stdin`.
 #[pyfunction]
-#[pyo3(signature = (paths, glob=Vec::new(), exclude=Vec::new()))]
+#[pyo3(signature = (paths, glob=Vec::new(), exclude=Vec::new(), stdin=false))]
 fn walk_inputs(
     py: Python<'_>,
     paths: Vec<PathBuf>,
     glob: Vec<String>,
     exclude: Vec<String>,
+    stdin: bool,
 ) -> PyResult<Vec<(String, String, Option<String>)>> {
+    let paths: Vec<PathBuf> = paths.into_iter().map(|p| as_file(p, stdin)).collect();
     py.allow_threads(|| {
         let opts = WalkOptions {
             globs: glob,
@@ -491,6 +662,12 @@ fn summary(
         let mut b = Summary::builder();
         b.add_json_lines(&origin, &lines.join("\n"))?;
         let s = b.finish();
+        if !s.ambiguous.is_empty() {
+            return Err(Error::Usage(faultline::Usage::Caller(format!(
+                "input names shared by distinct inputs: {} (a UTF-8 file name holding a literal backslash escape reads like a name that is not UTF-8); the summary would not tell them apart",
+                s.ambiguous.join(", ")
+            ))));
+        }
         if s.databases.len() > 1 && !allow_mixed_databases {
             let dbs: Vec<String> = s
                 .databases

@@ -198,6 +198,11 @@ enum DbCommand {
     Check {
         /// The directory (default: the embedded set).
         dir: Option<PathBuf>,
+        /// The precision lint: fail when a cause or symptom signature with `survivable =
+        /// false` (and no `healthy_ok`) matches any line of this corpus's healthy logs
+        /// (`expect = "clean"`).
+        #[arg(long, value_name = "CORPUS")]
+        corpus: Option<PathBuf>,
     },
     /// Compile a signature directory into a database archive for `scan --db FILE`.
     Compile {
@@ -345,6 +350,10 @@ fn database(args: &SetArgs) -> Result<&'static Database, Error> {
     Ok(Box::leak(Box::new(Database::compile(&set)?)))
 }
 
+/// `--max-findings` values above this mean the same (no practical limit) and are clamped to
+/// it, so that the analysis's `max + 16` and `2 * max` cannot overflow (issue 30 item 8).
+const MAX_FINDINGS_CAP: usize = usize::MAX >> 2;
+
 /// Inputs analysed per batch: enough to keep every core busy, few enough that reports
 /// stream out in input order without holding a whole sweep in memory.
 const BATCH: usize = 256;
@@ -438,7 +447,7 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     &opts,
                     AnalyzeOptions {
                         all: args.all,
-                        max_findings: args.max_findings,
+                        max_findings: args.max_findings.min(MAX_FINDINGS_CAP),
                     },
                 )),
                 Entry::Skipped { .. } => None,
@@ -504,6 +513,7 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
     if let Some(b) = summary {
         let s = b.finish();
         warn_repeated(&s);
+        refuse_ambiguous(&s)?;
         // The summary covers every input: so does the status, written or not.
         let _ = try_out(&render_summary(&s, args.format));
     }
@@ -524,6 +534,20 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         }
     }
     Ok(sweep_status(errored, diagnosed))
+}
+
+/// A summary in which two distinct inputs share one name is an error: its rows could not be
+/// traced back to their files (issue 30 item 4).
+fn refuse_ambiguous(s: &Summary) -> Result<(), Error> {
+    if s.ambiguous.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Usage(Usage::Caller(format!(
+        "{} input name{} shared by distinct inputs: {} (a UTF-8 file name holding a literal backslash escape reads like a name that is not UTF-8); the summary would not tell them apart: rename one, or summarise them separately",
+        s.ambiguous.len(),
+        if s.ambiguous.len() == 1 { " is" } else { "s are" },
+        s.ambiguous.join(", ")
+    ))))
 }
 
 /// Warns of inputs a summary was given more than once (each is counted once).
@@ -556,6 +580,7 @@ fn run_summary(args: SummaryArgs) -> Result<u8, Error> {
     }
     let s = b.finish();
     warn_repeated(&s);
+    refuse_ambiguous(&s)?;
     if s.databases.len() > 1 && !args.allow_mixed_databases {
         let dbs: Vec<String> = s
             .databases
@@ -672,9 +697,48 @@ fn set_or_embedded(dir: Option<&std::path::Path>) -> Result<SignatureSet, Error>
     }
 }
 
+/// `db check --corpus`: the precision lint over the corpus's healthy logs; exit 2 when a
+/// signature fails it.
+fn precision(db: &Database, set: &SignatureSet, corpus: &std::path::Path) -> Result<u8, Error> {
+    let cases = faultline::load_corpus(corpus)?;
+    let ok: std::collections::HashSet<String> = set
+        .signatures
+        .iter()
+        .filter(|s| s.healthy_ok.is_some())
+        .map(|s| s.info.id.clone())
+        .collect();
+    let found = faultline::precision_lint(db, &ok, &cases)?;
+    let healthy = cases.iter().filter(|c| c.expect.clean).count();
+    for f in &found {
+        note(&format!(
+            "faultline: precision: {} (not survivable) matches line {} of the healthy log {}: {}",
+            f.signature,
+            f.line,
+            f.case,
+            faultline::terminal_safe(&f.text)
+        ));
+    }
+    let mut ids: Vec<&str> = found.iter().map(|f| f.signature.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    out(&format!(
+        "precision lint: {} healthy logs of {}: {} lines matched by {} signatures that are not survivable ({} with healthy_ok exempt)\n",
+        healthy,
+        corpus.display(),
+        found.len(),
+        ids.len(),
+        ok.len()
+    ));
+    Ok(if found.is_empty() {
+        EXIT_DIAGNOSED
+    } else {
+        EXIT_ERROR
+    })
+}
+
 fn run_db(cmd: DbCommand) -> Result<u8, Error> {
     match cmd {
-        DbCommand::Check { dir } => {
+        DbCommand::Check { dir, corpus } => {
             let set = set_or_embedded(dir.as_deref())?;
             let db = Database::compile(&set)?;
             let archive = db.to_archive(MAX_DFA_BYTES)?;
@@ -685,7 +749,9 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
             for w in set.warnings() {
                 note(&format!("faultline: warning: {w}"));
             }
-            out(&format!(
+            // The name, the version and the patterns come from the signature directory:
+            // shown with every character a terminal would obey escaped (issue 30).
+            out_human(&format!(
                         "{} {}: {} signatures under {} vendors, {} patterns, {} examples ({} constructed) and {} counterexamples checked; prefilter: {} anchors ({})\n",
                         db.name(),
                         db.version(),
@@ -698,7 +764,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                         anchors.len(),
                         db.prefilter_kind(),
                     ));
-            out(&archive_summary(&db, &archive));
+            out_human(&archive_summary(&db, &archive));
             let load = db.prefilter_load(COMMON_PER_MIB);
             let mut text = format!(
                         "prefilter: {:.1} candidate lines per MiB ({:.2}% of lines), measured on a generated healthy vLLM serving log\n",
@@ -717,7 +783,10 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                         ));
             }
             out_human(&text);
-            Ok(EXIT_DIAGNOSED)
+            match corpus {
+                Some(c) => precision(&db, &set, &c),
+                None => Ok(EXIT_DIAGNOSED),
+            }
         }
         DbCommand::Compile { dir, output } => {
             let db = Database::compile(&set_or_embedded(dir.as_deref())?)?;
@@ -773,12 +842,17 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
                         s.role.as_str(),
                         s.severity.as_str(),
                         s.category,
-                        faultline::terminal_safe(&s.title)
+                        s.title
                     )),
                 }
                 text.push('\n');
             }
-            out(&text);
+            // Human rows hold the signature directory's text: shown escaped (issue 30);
+            // JSON keeps the exact text.
+            match format {
+                TextOrJson::Json => out(&text),
+                TextOrJson::Human => out_human(&text),
+            }
             Ok(EXIT_DIAGNOSED)
         }
         DbCommand::Export { format, set } => {

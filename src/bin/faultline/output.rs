@@ -178,6 +178,7 @@ pub fn bench_labeled(sets: &[SetBench], labels: &[String], all_rows: bool) -> St
         );
     }
     out.push_str(&table(&rows, false));
+    let _ = writeln!(out, "corpus: {}", first.corpus);
     if two {
         let _ = writeln!(out, "(ratio: {} / {})", labels[0], labels[1]);
         if let [a, b, ..] = sets {

@@ -116,6 +116,10 @@ fn role_code(r: Role) -> u8 {
         Role::Cause => 0,
         Role::Symptom => 1,
         Role::Noise => 2,
+        Role::Start => 3,
+        Role::Progress => 4,
+        Role::Completed => 5,
+        Role::Stopped => 6,
     }
 }
 
@@ -124,6 +128,10 @@ fn role_from(c: u8) -> Option<Role> {
         0 => Role::Cause,
         1 => Role::Symptom,
         2 => Role::Noise,
+        3 => Role::Start,
+        4 => Role::Progress,
+        5 => Role::Completed,
+        6 => Role::Stopped,
         _ => return None,
     })
 }
@@ -311,13 +319,34 @@ impl Database {
     /// Opens a database archive written by [`Database::write_archive`] (`faultline db
     /// compile`). The file is read into one aligned buffer, checked (header, format, content
     /// hash, bytecheck validation, every index, every DFA) and used in place.
+    ///
+    /// Only a regular file (or a symlink to one) is opened: a FIFO would block forever with
+    /// no writer, and a directory, a device or a socket holds no archive. Anything else is an
+    /// error naming the path, found with `stat` before any open.
     pub fn open(path: &Path) -> Result<Database> {
         let io = |source| Error::Io {
             path: path.to_path_buf(),
             source,
         };
+        let not_regular = |meta: &std::fs::Metadata| {
+            io(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "not a regular file ({}): a database archive is a file written by `faultline db compile`",
+                    file_kind(meta)
+                ),
+            ))
+        };
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if !meta.is_file() {
+            return Err(not_regular(&meta));
+        }
         let mut file = std::fs::File::open(path).map_err(io)?;
         let meta = file.metadata().map_err(io)?;
+        // Replaced between the `stat` and the open: checked again on what was opened.
+        if !meta.is_file() {
+            return Err(not_regular(&meta));
+        }
         let too_large = || {
             archive_error(
                 path,
@@ -326,36 +355,28 @@ impl Database {
                 },
             )
         };
-        let mut buf = AlignedVec::<16>::new();
-        if meta.is_file() {
-            // The known size read into a buffer that never reallocates and is not filled
-            // with zeros first (writing 50 MB of zeros was a quarter of a large archive's
-            // load): `read_to_end` reads into the spare capacity.
-            if meta.len() > MAX_ARCHIVE_BYTES {
-                return Err(too_large());
-            }
-            let len = meta.len() as usize;
-            let mut bytes = Vec::new();
-            bytes.reserve_exact(len);
-            (&mut file)
-                .take(meta.len())
-                .read_to_end(&mut bytes)
-                .map_err(io)?;
-            if bytes.len() < len {
-                return Err(archive_error(path, ArchiveProblem::TruncatedWhileRead));
-            }
-            // A large allocation is page-aligned in practice; otherwise one copy aligns it.
-            if (bytes.as_ptr() as usize).is_multiple_of(16) {
-                return load(Backing::Vec(bytes), path);
-            }
-            buf.extend_from_slice(&bytes);
-        } else {
-            buf.extend_from_reader(&mut file.take(MAX_ARCHIVE_BYTES + 1))
-                .map_err(io)?;
-            if buf.len() as u64 > MAX_ARCHIVE_BYTES {
-                return Err(too_large());
-            }
+        // The known size read into a buffer that never reallocates and is not filled with
+        // zeros first (writing 50 MB of zeros was a quarter of a large archive's load):
+        // `read_to_end` reads into the spare capacity.
+        if meta.len() > MAX_ARCHIVE_BYTES {
+            return Err(too_large());
         }
+        let len = meta.len() as usize;
+        let mut bytes = Vec::new();
+        bytes.reserve_exact(len);
+        (&mut file)
+            .take(meta.len())
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() < len {
+            return Err(archive_error(path, ArchiveProblem::TruncatedWhileRead));
+        }
+        // A large allocation is page-aligned in practice; otherwise one copy aligns it.
+        if (bytes.as_ptr() as usize).is_multiple_of(16) {
+            return load(Backing::Vec(bytes), path);
+        }
+        let mut buf = AlignedVec::<16>::with_capacity(bytes.len());
+        buf.extend_from_slice(&bytes);
         load(Backing::Heap(buf), path)
     }
 
@@ -801,3 +822,26 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> std::io::Result<(PathBuf, 
 
 #[cfg(test)]
 mod tests;
+
+/// What a file that is not a regular file is, for an error message.
+fn file_kind(meta: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let ft = meta.file_type();
+        if ft.is_fifo() {
+            return "a FIFO";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+        if ft.is_block_device() || ft.is_char_device() {
+            return "a device";
+        }
+    }
+    if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a file"
+    }
+}

@@ -25,13 +25,15 @@ struct RawSignature {
     revision: u32,
     title: String,
     role: Role,
-    severity: Severity,
+    #[serde(default)]
+    severity: Option<Severity>,
     category: String,
     #[serde(default)]
     tags: Vec<String>,
     #[serde(default)]
     priority: i32,
     patterns: Vec<Spanned<String>>,
+    #[serde(default)]
     remediation: String,
     source: String,
     examples: Vec<Spanned<String>>,
@@ -40,6 +42,8 @@ struct RawSignature {
     survivable: Option<bool>,
     #[serde(default)]
     constructed: Vec<String>,
+    #[serde(default)]
+    healthy_ok: Option<String>,
 }
 
 /// Largest signature file (and `db.toml`) read: a TOML document takes many times its size
@@ -47,7 +51,8 @@ struct RawSignature {
 pub(crate) const MAX_SIGNATURE_FILE_BYTES: u64 = 16 << 20;
 
 /// The fields a signature must have; the others (`tags`, `priority`, `survivable`, required
-/// from format 2 on, and `constructed`) are optional.
+/// from format 2 on, `constructed` and `healthy_ok`) are optional. Evidence signatures (format
+/// 3) need no `severity` nor `remediation` ([`EVIDENCE_OPTIONAL`]).
 pub(crate) const REQUIRED_FIELDS: &[&str] = &[
     "id",
     "revision",
@@ -61,6 +66,10 @@ pub(crate) const REQUIRED_FIELDS: &[&str] = &[
     "examples",
     "counterexamples",
 ];
+
+/// The required fields that an evidence signature (roles start, progress, completed, stopped)
+/// may leave out: it makes no finding, so nothing is shown or done about it.
+const EVIDENCE_OPTIONAL: &[&str] = &["severity", "remediation"];
 
 /// Every field a signature may have.
 const FIELDS: &[&str] = &[
@@ -79,6 +88,7 @@ const FIELDS: &[&str] = &[
     "counterexamples",
     "survivable",
     "constructed",
+    "healthy_ok",
 ];
 
 /// A signature file read loosely, so that every signature's missing or unknown fields can be
@@ -97,7 +107,15 @@ fn field_problems(file: &SourceFile) -> Vec<Problem> {
     let mut problems = Vec::new();
     for sig in &loose.signature {
         let at = location(&file.path, &file.text, sig.span().start);
+        let evidence = sig
+            .get_ref()
+            .get("role")
+            .and_then(|r| r.as_str())
+            .is_some_and(|r| ["start", "progress", "completed", "stopped"].contains(&r));
         for f in REQUIRED_FIELDS {
+            if evidence && EVIDENCE_OPTIONAL.contains(f) {
+                continue;
+            }
             if !sig.get_ref().contains_key(*f) {
                 problems.push(Problem {
                     location: at.clone(),
@@ -393,6 +411,16 @@ fn parse_file(index: usize, file: &SourceFile) -> std::result::Result<Vec<Signat
             })
             .collect()
     };
+    if let Some(r) = raw
+        .signature
+        .iter()
+        .find(|r| r.severity.is_none() && !r.role.is_evidence())
+    {
+        return Err(Problem {
+            location: location(&file.path, &file.text, r.id.span().start),
+            message: "missing field `severity` (only evidence signatures may leave it out)".into(),
+        });
+    }
     Ok(raw
         .signature
         .into_iter()
@@ -403,11 +431,13 @@ fn parse_file(index: usize, file: &SourceFile) -> std::result::Result<Vec<Signat
                 revision: r.revision,
                 title: r.title,
                 role: r.role,
-                severity: r.severity,
+                severity: r.severity.unwrap_or(super::Severity::Info),
                 category: r.category,
                 tags: r.tags,
                 priority: r.priority,
-                survivable: r.survivable.unwrap_or(r.severity != super::Severity::Fatal),
+                survivable: r
+                    .survivable
+                    .unwrap_or(r.role.is_evidence() || r.severity != Some(super::Severity::Fatal)),
                 remediation: r.remediation,
                 source: r.source,
             },
@@ -416,6 +446,7 @@ fn parse_file(index: usize, file: &SourceFile) -> std::result::Result<Vec<Signat
             counterexamples: located(r.counterexamples),
             survivable_given: r.survivable.is_some(),
             constructed: r.constructed,
+            healthy_ok: r.healthy_ok,
         })
         .collect())
 }
@@ -464,17 +495,31 @@ pub(crate) fn check_ids(set: &SignatureSet) -> Result<()> {
         if sig.info.revision == 0 {
             push("revision must be 1 or more".into());
         }
+        let evidence = sig.info.role.is_evidence();
         for (field, value) in [
             ("title", &sig.info.title),
             ("category", &sig.info.category),
             ("remediation", &sig.info.remediation),
             ("source", &sig.info.source),
         ] {
-            if value.trim().is_empty() {
+            if value.trim().is_empty() && !(evidence && field == "remediation") {
                 push(format!("{field} must not be empty"));
             }
         }
-        if set.info.format >= 2 && !sig.survivable_given {
+        if evidence && set.info.format < 3 {
+            push(format!(
+                "role {:?} is evidence, which needs a format 3 set (this one is format {})",
+                sig.info.role.as_str(),
+                set.info.format
+            ));
+        }
+        if evidence && sig.healthy_ok.is_some() {
+            push("healthy_ok is for causes and symptoms, not evidence".into());
+        }
+        if sig.healthy_ok.is_some() && set.info.format < 3 {
+            push("healthy_ok needs a format 3 set".into());
+        }
+        if set.info.format >= 2 && !sig.survivable_given && !evidence {
             push(format!(
                 "survivable must be set (true or false) in a format {} set",
                 set.info.format

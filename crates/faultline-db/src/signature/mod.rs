@@ -23,6 +23,18 @@ pub enum Role {
     Symptom,
     /// A harmless line that looks alarming.
     Noise,
+    /// Evidence (format 3): a run's start-up banner (vLLM's `non-default args`, SGLang's
+    /// `server_args`, torch elastic's launch configs).
+    Start,
+    /// Evidence (format 3): the run is making progress (server ready, requests served, steps or
+    /// epochs advancing).
+    Progress,
+    /// Evidence (format 3): the run finished its work (a trainer's final summary, every worker
+    /// exited with status 0, tests passed, a build finished).
+    Completed,
+    /// Evidence (format 3): the run was asked to stop (SIGTERM/SIGINT received, shutdown
+    /// requested).
+    Stopped,
 }
 
 impl Role {
@@ -32,7 +44,20 @@ impl Role {
             Role::Cause => "cause",
             Role::Symptom => "symptom",
             Role::Noise => "noise",
+            Role::Start => "start",
+            Role::Progress => "progress",
+            Role::Completed => "completed",
+            Role::Stopped => "stopped",
         }
+    }
+
+    /// Whether the role is run evidence (start, progress, completed, stopped): such lines never
+    /// make findings; they decide run boundaries and outcomes.
+    pub fn is_evidence(self) -> bool {
+        matches!(
+            self,
+            Role::Start | Role::Progress | Role::Completed | Role::Stopped
+        )
     }
 }
 
@@ -129,6 +154,9 @@ pub struct Signature {
     /// Examples that were constructed (a source template filled in) rather than copied from a
     /// real log; each must also be listed in `examples`.
     pub constructed: Vec<String>,
+    /// Why a cause or symptom that is not survivable may match a line of a healthy log (the
+    /// precision lint, `db check --corpus`, accepts its matches there); format 3.
+    pub healthy_ok: Option<String>,
     /// Where the signature's `id` stands.
     pub span: Span,
 }
@@ -141,7 +169,7 @@ pub struct DbInfo {
     pub name: String,
     /// Its version (calendar versioning).
     pub version: String,
-    /// The signature-file format, 1 or 2.
+    /// The signature-file format, 1 to 3.
     pub format: u32,
     #[serde(default)]
     /// Ids removed for good; they may not be reused.
@@ -149,12 +177,13 @@ pub struct DbInfo {
 }
 
 /// The signature-file format this faultline writes and prefers: format 2 requires
-/// `survivable` on every signature.
-pub(crate) const FORMAT_VERSION: u32 = 2;
+/// `survivable` on every cause, symptom and noise signature; format 3 adds the evidence roles
+/// (`start`, `progress`, `completed`, `stopped`) and `healthy_ok`.
+pub(crate) const FORMAT_VERSION: u32 = 3;
 
 /// Every signature-file format this faultline reads. Format 1 sets load with `survivable`
 /// defaulted from severity, and `db check` warns about them.
-pub(crate) const SUPPORTED_FORMATS: [u32; 2] = [1, 2];
+pub(crate) const SUPPORTED_FORMATS: [u32; 3] = [1, 2, 3];
 
 /// A source file of a signature set, kept so that problems can name line and column.
 #[derive(Clone, Debug)]
@@ -219,10 +248,13 @@ impl SignatureSet {
     }
 
     /// Warnings that do not stop the set from loading: a `format = 1` header (survivable
-    /// values defaulted from severity).
+    /// values defaulted from severity), a set without run evidence.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
-        if self.info.format < FORMAT_VERSION {
+        if !self.signatures.iter().any(|s| s.info.role.is_evidence()) {
+            w.push("the set has no evidence signatures (roles start, progress, completed, stopped): runs are told apart only by clock steps, and run outcomes are only failed or unknown".into());
+        }
+        if self.info.format < 2 {
             let defaulted = self
                 .signatures
                 .iter()

@@ -130,12 +130,14 @@ class Database:
         all: bool = False,
         max_findings: int = 1000,
         max_line_bytes: Optional[int] = None,
+        stdin: bool = False,
     ) -> Report:
         """Scans one file (mapped, or streamed when compressed: ``.gz``/``.zst``/UTF-16
         are recognised by their first bytes) and returns its ``Report``.
 
         A path that cannot be opened (missing, unreadable, a directory) raises
         ``InputError``; a read error part-way through gives a report with ``error`` set.
+        The path ``-`` is the file ``./-``; only with ``stdin=True`` is it standard input.
         """
         return Report(
             self._db.scan_path(
@@ -144,6 +146,7 @@ class Database:
                 all=all,
                 max_findings=max_findings,
                 max_line_bytes=max_line_bytes,
+                stdin=stdin,
             )
         )
 
@@ -159,7 +162,12 @@ class Database:
     ) -> Report:
         """Scans bytes in memory; ``name`` becomes the report's ``input``. Compressed
         (gzip, zstd) and UTF-16 bytes are decoded as a file's would be. Anything but
-        ``bytes``, ``bytearray`` or ``memoryview`` raises ``TypeError``."""
+        ``bytes``, ``bytearray`` or ``memoryview`` raises ``TypeError``.
+
+        The data is read in place, never copied (a memoryview of an ``mmap`` included): a
+        ``bytearray`` cannot be resized and an ``mmap`` not closed while it is scanned, and
+        another thread must not write into it meanwhile. A memoryview that is not
+        C-contiguous is copied first."""
         return Report(
             self._db.scan_bytes(
                 data,
@@ -213,13 +221,16 @@ class Database:
         max_line_bytes: Optional[int] = None,
         glob: Sequence[str] = (),
         exclude: Sequence[str] = (),
+        stdin: bool = False,
     ) -> List[Report]:
         """Scans files and directories (walked recursively, sorted, each file once) on
         ``threads`` threads, as ``faultline scan -j N PATH...`` does; returns the reports in
         the CLI's order. One bad input never raises: its report carries the error.
         ``glob``/``exclude`` filter a directory walk as ``--glob``/``--exclude`` do (an
         invalid glob raises ``UsageError``). FIFOs, sockets and symlink loops found in a
-        walk are skipped, as by the CLI.
+        walk are skipped, as by the CLI. A path ``-`` is the file ``./-``; only with
+        ``stdin=True`` is it standard input. Thread pools are reused across calls, at most
+        four (one per ``threads`` value, the least recently used let go).
         """
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
@@ -233,6 +244,7 @@ class Database:
                 max_line_bytes=max_line_bytes,
                 glob=list(glob),
                 exclude=list(exclude),
+                stdin=stdin,
             )
         ]
 

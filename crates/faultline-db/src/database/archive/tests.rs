@@ -164,7 +164,15 @@ fn more_packed_anchors_than_anchors_is_named() {
 
 #[test]
 fn codes_round_trip() {
-    for r in [Role::Cause, Role::Symptom, Role::Noise] {
+    for r in [
+        Role::Cause,
+        Role::Symptom,
+        Role::Noise,
+        Role::Start,
+        Role::Progress,
+        Role::Completed,
+        Role::Stopped,
+    ] {
         assert_eq!(role_from(role_code(r)), Some(r));
     }
     for s in [
@@ -175,6 +183,6 @@ fn codes_round_trip() {
     ] {
         assert_eq!(severity_from(severity_code(s)), Some(s));
     }
-    assert_eq!(role_from(3), None);
+    assert_eq!(role_from(7), None);
     assert_eq!(severity_from(4), None);
 }

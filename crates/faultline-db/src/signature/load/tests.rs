@@ -148,13 +148,19 @@ fn format_2_requires_survivable_and_format_1_defaults_it() {
     let two = ONE.replace("source = \"s\"", "source = \"s\"\nsurvivable = false");
     let set = load_sources(vec![file("db.toml", HEADER2), file("a.toml", &two)]).unwrap();
     assert!(!set.signatures[0].info.survivable);
-    assert!(set.warnings().is_empty());
+    let deprecated = |set: &SignatureSet| {
+        set.warnings()
+            .iter()
+            .filter(|w| w.contains("deprecated"))
+            .count()
+    };
+    assert_eq!(deprecated(&set), 0);
     let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", ONE)]).unwrap();
     assert!(
         set.signatures[0].info.survivable,
         "severity error defaults to survivable"
     );
-    assert_eq!(set.warnings().len(), 1);
+    assert_eq!(deprecated(&set), 1);
     let fatal = ONE.replace("\"error\"", "\"fatal\"");
     let set = load_sources(vec![file("db.toml", HEADER), file("a.toml", &fatal)]).unwrap();
     assert!(!set.signatures[0].info.survivable);
@@ -174,4 +180,63 @@ fn constructed_examples_must_be_examples() {
     );
     let err = load_sources(vec![file("db.toml", HEADER), file("a.toml", &bad)]).unwrap_err();
     assert!(err.to_string().contains("not one of the examples"), "{err}");
+}
+
+const HEADER3: &str = "name = \"t\"\nversion = \"2027.02.0\"\nformat = 3\n";
+
+const EVIDENCE: &str = r#"
+[[signature]]
+id = "x.progress.step"
+revision = 1
+title = "a step"
+role = "progress"
+category = "progress"
+patterns = ['step \d+ done']
+source = "s"
+examples = ["step 3 done"]
+counterexamples = ["step done"]
+"#;
+
+#[test]
+fn format_3_evidence_needs_no_severity_remediation_or_survivable() {
+    let two = ONE.replace("source = \"s\"", "source = \"s\"\nsurvivable = false");
+    let set = load_sources(vec![
+        file("db.toml", HEADER3),
+        file("a.toml", &two),
+        file("e.toml", EVIDENCE),
+    ])
+    .unwrap();
+    let e = &set.signatures[1].info;
+    assert_eq!(e.role, Role::Progress);
+    assert!(e.role.is_evidence() && e.survivable);
+    assert!(set.warnings().is_empty(), "{:?}", set.warnings());
+    let without = load_sources(vec![file("db.toml", HEADER3), file("a.toml", &two)]).unwrap();
+    assert!(
+        without.warnings()[0].contains("no evidence signatures"),
+        "{:?}",
+        without.warnings()
+    );
+    let err = load_sources(vec![file("db.toml", HEADER2), file("e.toml", EVIDENCE)]).unwrap_err();
+    assert!(err.to_string().contains("needs a format 3 set"), "{err}");
+    // A cause still needs its severity and remediation in format 3.
+    let bare = two.replace("severity = \"error\"\n", "");
+    let err = load_sources(vec![file("db.toml", HEADER3), file("a.toml", &bare)]).unwrap_err();
+    assert!(
+        err.to_string().contains("missing field `severity`"),
+        "{err}"
+    );
+    let ok = two.replace(
+        "source = \"s\"",
+        "source = \"s\"\nhealthy_ok = \"a retried download\"",
+    );
+    let set = load_sources(vec![file("db.toml", HEADER3), file("a.toml", &ok)]).unwrap();
+    assert_eq!(
+        set.signatures[0].healthy_ok.as_deref(),
+        Some("a retried download")
+    );
+    let err = load_sources(vec![file("db.toml", HEADER2), file("a.toml", &ok)]).unwrap_err();
+    assert!(
+        err.to_string().contains("healthy_ok needs a format 3 set"),
+        "{err}"
+    );
 }
