@@ -117,6 +117,17 @@ pub(super) enum Fate {
     Ended,
 }
 
+/// Run evidence that shows a failure did not fail its run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Survived {
+    /// Progress evidence of its own process came after it, at this line.
+    Progress(u64),
+    /// Completion evidence of its run came after it, at this line.
+    Completed(u64),
+    /// Its run was asked to stop before it, at this line: shutdown noise.
+    AfterStop(u64),
+}
+
 /// One finding as it folds: the first line's facts, the count, the processes, the fate.
 pub(super) struct Group {
     pub(super) signature: Option<u32>,
@@ -150,6 +161,8 @@ pub(super) struct Group {
     pub(super) retry: Option<(u32, bool)>,
     /// An unresolved retry loop before its run failed (see the retry-loop rule, `retry.rs`).
     pub(super) gave_up: bool,
+    /// Evidence that it did not fail its run (see `runs.rs`).
+    pub(super) survived: Option<Survived>,
 }
 
 impl Group {
@@ -181,7 +194,8 @@ impl Group {
     pub(super) fn fatal(&self) -> bool {
         match self.role {
             FindingRole::Cause | FindingRole::Unclassified => {
-                !self.survivable_sig || self.fate == Fate::Ended || self.gave_up
+                (!self.survivable_sig || self.fate == Fate::Ended || self.gave_up)
+                    && self.survived.is_none()
             }
             _ => false,
         }
@@ -311,6 +325,7 @@ impl<'db> FoldStore<'db> {
             run,
             retry: None,
             gave_up: false,
+            survived: None,
         }
     }
 

@@ -7,6 +7,8 @@
 //! first (a file uses only the ones before it):
 //! - `words`: word tests on a message (an exception's name, stopping, a failure in words);
 //! - `line` (public): a line's prefixes (process, level, timestamp) and the fold key;
+//! - `evidence`: what the run evidence (start, progress, completion, stop lines) said of each
+//!   run, and each run's outcome;
 //! - `traceback`: Python tracebacks rebuilt per process;
 //! - `tail`: the tail rule's reading of the log's last lines;
 //! - `fold`: the fold store, one finding per run, signature and masked message;
@@ -16,6 +18,7 @@
 //! - `rank`: tiers, the rank key, the bound on the findings kept, each finding's `why`;
 //! - `stand_in`: the end-of-input rules that make a line stand in for an unknown cause.
 
+mod evidence;
 mod fold;
 pub mod line;
 mod rank;
@@ -33,7 +36,7 @@ use crate::scan::{Hit, ScanStats};
 use faultline_db::{Database, Marker};
 use faultline_db::{Role, Severity};
 
-use fold::{role_of, Distinct, FoldStore, Seen, Source, NO_FINDING};
+use fold::{role_of, Distinct, FoldStore, Seen, Source, Survived, NO_FINDING};
 use line::process_key;
 use retry::RetryLoops;
 use runs::Runs;
@@ -81,6 +84,14 @@ pub struct Analyzer<'db> {
     recent: Recent,
 }
 
+/// What the evidence signatures that matched a line say: a start banner (its signature, and
+/// whether it is a restart), and progress, completion or stop (completion first).
+#[derive(Clone, Copy, Default)]
+struct LineEvidence {
+    start: Option<(u32, bool)>,
+    kind: Option<Role>,
+}
+
 /// A hit line past the fast path of noise repeats: what [`Analyzer::push`] read of it.
 struct Line<'a> {
     seen: Seen<'a>,
@@ -121,15 +132,51 @@ impl<'db> Analyzer<'db> {
             })
     }
 
+    /// What the evidence signatures among `sigs` say of a line.
+    fn evidence_of(&self, sigs: &[u32]) -> LineEvidence {
+        let mut ev = LineEvidence::default();
+        for &s in sigs {
+            let sig = self.db.signature(s);
+            match sig.role {
+                Role::Start => {
+                    let restart = sig.tags.iter().any(|t| t == "restart");
+                    if ev.start.is_none_or(|(_, r)| restart && !r) {
+                        ev.start = Some((s, restart));
+                    }
+                }
+                Role::Completed => ev.kind = Some(Role::Completed),
+                Role::Stopped if ev.kind != Some(Role::Completed) => ev.kind = Some(Role::Stopped),
+                Role::Progress if ev.kind.is_none() => ev.kind = Some(Role::Progress),
+                _ => {}
+            }
+        }
+        ev
+    }
+
     /// Takes the next hit (hits must arrive in input order); a hit with nothing matched is a
     /// context line after a traceback line.
     pub fn push(&mut self, hit: &Hit) {
+        let ev = self.evidence_of(&hit.matched.signatures);
         let winner = self.winner(&hit.matched.signatures);
+        let evidence = ev.start.is_some() || ev.kind.is_some();
+        if winner.is_none()
+            && hit.matched.markers == 0
+            && ev.start.is_none()
+            && ev.kind == Some(Role::Progress)
+            && !self.runs.awaits_progress()
+            && self.runs.nothing_pending()
+        {
+            // A progress line while no failure waits for its process: counted, not parsed.
+            self.counts.evidence_lines += 1;
+            self.runs.progress(&mut self.fold.groups, "", hit.line);
+            return;
+        }
         if let Some(w) = winner {
             self.recent.matched(hit.line);
             self.retry.read_tags(self.db);
             // (While failures wait for their process's next line, every line is parsed.)
             if hit.matched.markers == 0
+                && !evidence
                 && self.runs.nothing_pending()
                 && self.db.signature(w).role == Role::Noise
                 && self.retry.untagged(w)
@@ -144,7 +191,7 @@ impl<'db> Analyzer<'db> {
         let process = process_key(info.process.as_deref().unwrap_or(""));
         if self
             .runs
-            .boundary(&mut self.fold.groups, hit, &info, &process)
+            .boundary(&mut self.fold.groups, ev.start, &info, &process)
         {
             self.tracebacks.clear();
             self.retry.new_run();
@@ -162,8 +209,33 @@ impl<'db> Analyzer<'db> {
             sig_role,
             reports_death,
         );
+        if evidence {
+            self.counts.evidence_lines += 1;
+        }
+        match ev.kind {
+            Some(Role::Progress) => self
+                .runs
+                .progress(&mut self.fold.groups, &process, hit.line),
+            Some(Role::Completed) => self.runs.completed(&mut self.fold.groups, hit.line),
+            Some(Role::Stopped) => self.runs.stopped(hit.line),
+            _ => {}
+        }
         let logged = self.runs.after_error(&process, hit.line, &info);
         let event = self.tracebacks.observe(&process, hit, &info, logged);
+        if evidence && winner.is_none() {
+            // Evidence is known text: it makes no finding (a `KeyboardInterrupt` that ends a
+            // traceback is the run being stopped, not an unknown exception). One that reached
+            // the entry point of an untagged program ended it: a later line is a new launch.
+            if let Event::Exception { frames, .. } = &event {
+                if ev.kind == Some(Role::Stopped)
+                    && process.is_empty()
+                    && traceback::from_entry_point(frames)
+                {
+                    self.runs.exited();
+                }
+            }
+            return;
+        }
         let terminal = hit.matched.has(Marker::Terminal);
         // A terminal line no signature knows, logged as a record at ERROR level or below: a
         // process reports that something it ran ended badly, and may go on after it.
@@ -288,6 +360,9 @@ impl<'db> Analyzer<'db> {
                         self.runs.run,
                     );
                     group.survivable_sig = false;
+                    if let Some(stop) = self.runs.evidence.current.stopped {
+                        group.survived = Some(Survived::AfterStop(stop));
+                    }
                     if exception {
                         self.runs.candidates.exception = Some(group);
                     } else {
@@ -359,6 +434,8 @@ impl<'db> Analyzer<'db> {
         if !new {
             return g;
         }
+        let process = seen.info.process.as_deref().unwrap_or("");
+        self.runs.new_failure(&mut self.fold.groups, g, process);
         match self.bound() {
             Some(remap) => remap[g],
             None => g,
@@ -393,7 +470,10 @@ impl<'db> Analyzer<'db> {
         let groups = &mut self.fold.groups;
         // Whatever still waits: its process printed nothing more.
         self.runs.settle_all(groups, true);
-        if let Some(first) = open.first() {
+        // The last run's evidence: after a stop request the end of the input is shutdown
+        // noise, and after completion a line of the tail is no failure.
+        let last = self.runs.evidence.current;
+        if let (Some(first), None) = (open.first(), last.stopped) {
             stand_in::cut_traceback(groups, first, stats, self.runs.run, &mut self.counts);
         }
         retry::unresolved_retry_loops(groups, self.db);
@@ -408,14 +488,16 @@ impl<'db> Analyzer<'db> {
                 &mut self.counts,
             );
         }
-        stand_in::tail_line(
-            &mut self.fold,
-            &mut self.matches,
-            &self.recent,
-            stats,
-            self.runs.run,
-            &mut self.counts,
-        );
+        if !last.ended() {
+            stand_in::tail_line(
+                &mut self.fold,
+                &mut self.matches,
+                &self.recent,
+                stats,
+                self.runs.run,
+                &mut self.counts,
+            );
+        }
         let (findings, rank_of, omitted) = rank::findings(
             &self.fold.groups,
             self.db,
@@ -435,6 +517,22 @@ impl<'db> Analyzer<'db> {
                 .collect()
         });
         let failed = findings.iter().any(Finding::is_failure);
+        let run_outcomes = if stats.lines > 0 {
+            let mut fatal: Vec<Option<u64>> = vec![None; self.runs.run as usize];
+            for f in findings.iter().filter(|f| f.is_failure()) {
+                if let Some(slot) = fatal.get_mut(f.run.saturating_sub(1) as usize) {
+                    slot.get_or_insert(f.line);
+                }
+            }
+            self.runs
+                .evidence
+                .runs()
+                .zip(1..)
+                .map(|(e, run)| e.outcome(run, fatal.get(run as usize - 1).copied().flatten()))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Report {
             schema_version: SCHEMA_VERSION,
             input: input.to_string(),
@@ -451,6 +549,7 @@ impl<'db> Analyzer<'db> {
             findings,
             runs: if stats.lines > 0 { self.runs.run } else { 0 },
             failed,
+            run_outcomes,
             findings_omitted: self.fold.omitted,
             ended_early,
             counts: self.counts,

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::fold::{Fate, Group, Source};
+use super::fold::{Fate, Group, Source, Survived};
 use crate::report::{Finding, FindingRole};
 use faultline_db::{interpolate, Database};
 
@@ -169,11 +169,20 @@ fn why(g: &Group, by_time: bool, runs: u32) -> String {
     let fatal = g.fatal();
     let mut parts = vec![found_by(g, fatal).to_string()];
     if matches!(g.role, FindingRole::Cause | FindingRole::Unclassified) {
-        parts.push(match (fatal, g.fate) {
-            (true, Fate::Ended) => "fatal: it ended its process".into(),
-            (true, _) => "fatal".into(),
-            (false, Fate::WentOn) => "survivable: its process went on".into(),
-            (false, _) => "survivable".into(),
+        parts.push(match (fatal, g.fate, g.survived) {
+            (true, Fate::Ended, _) => "fatal: it ended its process".into(),
+            (true, _, _) => "fatal".into(),
+            (false, _, Some(Survived::Progress(l))) => {
+                format!("survived: its process made progress after it (line {l})")
+            }
+            (false, _, Some(Survived::Completed(l))) => {
+                format!("survived: its run completed after it (line {l})")
+            }
+            (false, _, Some(Survived::AfterStop(l))) => {
+                format!("survived: shutdown noise after the stop request at line {l}")
+            }
+            (false, Fate::WentOn, None) => "survivable: its process went on".into(),
+            (false, _, None) => "survivable".into(),
         });
     }
     if runs > 1 {

@@ -1,6 +1,7 @@
 //! Runs and process fates: where a new run starts (a start-up banner, a restart, a clock
 //! stepping back), which failures wait for their process's next line, and what that line
-//! says of them (went on, or ended).
+//! says of them (went on, or ended); what the run evidence says of them (progress of their
+//! process, completion of their run, a stop request before them).
 //!
 //! A failure is fatal when its signature is not survivable, or when it ended its process (a
 //! terminal marker or a fatal symptom such as a launcher's `Error: ShardCannotStart` is its
@@ -11,12 +12,18 @@
 
 use std::collections::HashMap;
 
-use super::fold::{Fate, Group, Source, NO_FINDING};
+use super::evidence::Evidence;
+use super::fold::{Fate, Group, Source, Survived, NO_FINDING};
 use super::line::{self, process_key, LineInfo};
 use super::tail;
 use super::words::{client_error, peer_left, says_failure, winds_down};
+use crate::report::FindingRole;
 use crate::scan::Hit;
 use faultline_db::{Marker, Role};
+
+/// Categories of failures that no stop request explains: a scheduler's time limit or
+/// preemption and an out-of-memory kill fail their run even after a SIGTERM.
+const NOT_A_STOP: &[&str] = &["time-limit", "preemption", "host-oom"];
 
 /// How far back a process's timestamp must step for a new run to start (5 minutes).
 const RUN_STEP_BACK_MS: i64 = 5 * 60 * 1000;
@@ -25,29 +32,23 @@ const RUN_STEP_BACK_MS: i64 = 5 * 60 * 1000;
 /// failures waiting for their next line.
 const MAX_TIMED_PROCESSES: usize = 4096;
 
-/// The kind of torch elastic's `restart_count=N` (N > 0): a restart is always a new run.
-const RESTART: u8 = 1 << 7;
-
-/// The start-up banner a line holds: its kind (a bit), if any.
-fn banner_kind(text: &[u8]) -> u8 {
-    const BANNERS: [&[u8]; 8] = [
-        b"vLLM API server version ",
-        b"Starting vLLM API server",
-        b"server_args=ServerArgs(",
-        b"text_generation_launcher: Args {",
-        b"Starting elastic_operator with launch configs",
-        b"Started a local Ray instance",
-        b"Ray runtime started",
-        b"restart_count=",
-    ];
-    // Built once: building a finder per search is most of a banner line's cost.
-    static FINDERS: std::sync::OnceLock<Vec<memchr::memmem::Finder<'static>>> =
-        std::sync::OnceLock::new();
-    FINDERS
-        .get_or_init(|| BANNERS.iter().map(memchr::memmem::Finder::new).collect())
-        .iter()
-        .position(|f| f.find(text).is_some())
-        .map_or(0, |i| 1 << i)
+/// Whether a line shows its process going on: an INFO or WARNING line (or one with a
+/// timestamp and no level) that is no exception, traceback, error or failure report, no
+/// cause or symptom, and no peer's disconnect; an HTTP 4xx the server answered is going on.
+fn goes_on(hit: &Hit, info: &LineInfo, sig_role: Option<Role>) -> bool {
+    let m = &hit.matched;
+    let level = tail::level(info);
+    let ordinary = (level.is_some() || info.timestamp.is_some())
+        && level.is_none_or(|l| l <= line::Level::Warning)
+        && !m.has(Marker::Exception)
+        && !m.has(Marker::TracebackStart)
+        && !m.has(Marker::Frame)
+        && !m.has(Marker::ErrorLevel)
+        && !matches!(sig_role, Some(Role::Cause | Role::Symptom));
+    // A line that reports a failure (`Worker group FAILED. 3/3 attempts left; will restart
+    // worker group`) is not going on.
+    let reports_failure = says_failure(&info.message) && !client_error(&info.message);
+    ordinary && !peer_left(&info.message) && !reports_failure
 }
 
 /// Month of a year-less timestamp (see [`line::LineInfo::timestamp`]).
@@ -67,9 +68,16 @@ pub(super) struct Candidates {
 pub(super) struct Runs {
     /// The current run (1-based).
     pub(super) run: u32,
-    /// Whether any line came in the current run, and the banners seen in it.
+    /// Whether any line came in the current run.
     has_lines: bool,
-    banners: u8,
+    /// What the evidence signatures said of each run so far.
+    pub(super) evidence: Evidence,
+    /// The program exited on a stop request (an uncaught `KeyboardInterrupt` ended the
+    /// interpreter of an untagged log): the next line belongs to a new launch.
+    exited: bool,
+    /// The current run's failures by the process that printed them: progress evidence of
+    /// that process shows they did not end it.
+    awaiting_progress: HashMap<String, Vec<usize>>,
     /// Whether the current run has a terminal line.
     terminal: bool,
     last_time: HashMap<String, i64>,
@@ -91,7 +99,9 @@ impl Runs {
         Runs {
             run: 1,
             has_lines: false,
-            banners: 0,
+            evidence: Evidence::default(),
+            exited: false,
+            awaiting_progress: HashMap::new(),
             terminal: false,
             last_time: HashMap::new(),
             last_terminal: None,
@@ -133,32 +143,39 @@ impl Runs {
             self.candidates = Candidates::default();
         }
         self.last_time.clear();
-        self.run += 1;
+        self.awaiting_progress.clear();
+        self.evidence.new_run();
+        self.run = self.run.saturating_add(1);
         self.has_lines = false;
-        self.banners = 0;
         self.terminal = false;
     }
 
-    /// Decides whether `hit` starts a new run: a start-up banner after other lines (the same
-    /// banner again, or the first banner of a run that had none), torch elastic restarting
-    /// its worker group, or a process's timestamp stepping back by more than 5 minutes (not
-    /// the New Year wrap of a year-less date). Says whether it did.
+    /// Decides whether a line starts a new run: a start banner (`start`: its signature and
+    /// whether it is a restart, see [`Evidence::starts_run`]), or a process's timestamp
+    /// stepping back by more than 5 minutes (not the New Year wrap of a year-less date). Says
+    /// whether it did.
     pub(super) fn boundary(
         &mut self,
         groups: &mut [Group],
-        hit: &Hit,
+        start: Option<(u32, bool)>,
         info: &LineInfo,
         process: &str,
     ) -> bool {
         let mut new = false;
-        if hit.matched.has(Marker::RunStart) {
-            let kind = banner_kind(&hit.text);
-            if self.has_lines && (self.banners == 0 || self.banners & kind != 0 || kind == RESTART)
+        if std::mem::take(&mut self.exited) {
+            self.new_run(groups);
+            new = true;
+        }
+        if let Some((sig, restart)) = start {
+            let ended = self.failed(groups);
+            if self
+                .evidence
+                .starts_run(sig, restart, self.has_lines, ended)
             {
                 self.new_run(groups);
                 new = true;
             }
-            self.banners |= kind;
+            self.evidence.start(sig);
         } else if let Some(t) = info.timestamp {
             // One lookup for a process seen before (nearly every line): its time is
             // replaced in place, without a new key.
@@ -185,6 +202,86 @@ impl Runs {
         new
     }
 
+    /// A new failure or symptom `group` of `process` in the current run: after a stop request it is
+    /// shutdown noise, unless it is a kill no stop explains (a scheduler's time limit or
+    /// preemption, an out-of-memory kill: its category); else progress of its process will
+    /// show that it went on.
+    pub(super) fn new_failure(&mut self, groups: &mut [Group], group: usize, process: &str) {
+        let Some(g) = groups.get_mut(group) else {
+            return;
+        };
+        if g.role == FindingRole::Noise {
+            return;
+        }
+        if let Some(stop) = self.evidence.current.stopped {
+            if !NOT_A_STOP.contains(&g.category.as_str()) {
+                g.survived = Some(Survived::AfterStop(stop));
+            }
+            return;
+        }
+        if process.is_empty() {
+            return;
+        }
+        if self.awaiting_progress.len() >= MAX_TIMED_PROCESSES
+            && !self.awaiting_progress.contains_key(process)
+        {
+            return;
+        }
+        let list = self
+            .awaiting_progress
+            .entry(process_key(process))
+            .or_default();
+        if list.len() < 64 {
+            list.push(group);
+        }
+    }
+
+    /// Whether progress evidence needs its line's process: some failure of the current run
+    /// waits for progress of its process.
+    pub(super) fn awaits_progress(&self) -> bool {
+        !self.awaiting_progress.is_empty()
+    }
+
+    /// Progress evidence at `line` from `process`: the run is making progress, and the
+    /// failures of that process before it did not end it (an untagged line proves nothing of
+    /// the failures of tagged processes: other ranks may print it).
+    pub(super) fn progress(&mut self, groups: &mut [Group], process: &str, line: u64) {
+        self.evidence.current.progress = Some(line);
+        self.has_lines = true;
+        if let Some(waiting) = self.awaiting_progress.remove(process) {
+            for g in waiting {
+                if let Some(g) = groups.get_mut(g) {
+                    if g.survived.is_none() && g.run == self.run {
+                        g.survived = Some(Survived::Progress(line));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Completion evidence at `line`: every failure of the run before it was survived, and a
+    /// terminal line before it did not fail the run.
+    pub(super) fn completed(&mut self, groups: &mut [Group], line: u64) {
+        self.evidence.current.completed = Some(line);
+        self.terminal = false;
+        self.awaiting_progress.clear();
+        for g in groups.iter_mut().rev().take_while(|g| g.run == self.run) {
+            if g.role != FindingRole::Noise && g.survived.is_none() && g.line < line {
+                g.survived = Some(Survived::Completed(line));
+            }
+        }
+    }
+
+    /// Stop evidence at `line`: the run was asked to stop (the first request counts).
+    pub(super) fn stopped(&mut self, line: u64) {
+        self.evidence.current.stopped.get_or_insert(line);
+    }
+
+    /// The program exited on the stop request at this line: what follows is a new launch.
+    pub(super) fn exited(&mut self) {
+        self.exited = true;
+    }
+
     /// Whether the line `line` of `process` comes right after an ERROR line of its process;
     /// remembers whether this one is an ERROR line.
     pub(super) fn after_error(&mut self, process: &str, line: u64, info: &LineInfo) -> bool {
@@ -207,7 +304,8 @@ impl Runs {
     /// A terminal line: it fails its run unless `logged` (a logged one fails its run only
     /// when its process did not go on, by its fate).
     pub(super) fn terminal(&mut self, process: &str, line: u64, logged: bool) {
-        self.terminal |= !logged;
+        // After a stop request, a process killed on its way out is shutdown noise.
+        self.terminal |= !logged && self.evidence.current.stopped.is_none();
         self.last_terminal = Some((process_key(process), line));
     }
 
@@ -239,6 +337,9 @@ impl Runs {
         sig_role: Option<Role>,
         reports_death: bool,
     ) {
+        if !process.is_empty() {
+            self.drop_candidates_that_went_on(process, hit, info, sig_role);
+        }
         if self.pending.is_empty() {
             return;
         }
@@ -267,22 +368,10 @@ impl Runs {
         }
         let fate = if terminal || reports_death || winds_down(&info.message) {
             Fate::Ended
-        } else {
-            let level = tail::level(info);
-            let ordinary = (level.is_some() || info.timestamp.is_some())
-                && level.is_none_or(|l| l <= line::Level::Warning)
-                && !m.has(Marker::Exception)
-                && !m.has(Marker::TracebackStart)
-                && !m.has(Marker::Frame)
-                && !m.has(Marker::ErrorLevel)
-                && !matches!(sig_role, Some(Role::Cause | Role::Symptom));
-            // A line that reports a failure (`Worker group FAILED. 3/3 attempts left; will
-            // restart worker group`) is not going on; an HTTP 4xx the server answered is.
-            let reports_failure = says_failure(&info.message) && !client_error(&info.message);
-            if !ordinary || peer_left(&info.message) || reports_failure {
-                return;
-            }
+        } else if goes_on(hit, info, sig_role) {
             Fate::WentOn
+        } else {
+            return;
         };
         if let Some(waiting) = self.pending.remove(process) {
             for (g, _) in waiting {
@@ -292,6 +381,33 @@ impl Runs {
                     }
                 }
             }
+        }
+    }
+
+    /// A stand-in candidate of `process` (an error line no signature knows) is no cause when
+    /// this later line shows its process went on (a request's error answered with a 400).
+    fn drop_candidates_that_went_on(
+        &mut self,
+        process: &str,
+        hit: &Hit,
+        info: &LineInfo,
+        sig_role: Option<Role>,
+    ) {
+        let of = |g: &Option<Group>| {
+            g.as_ref().is_some_and(|g| {
+                g.processes.first().is_some_and(|p| p == process) && g.line < hit.line
+            })
+        };
+        let c = &mut self.candidates;
+        let (exception, error) = (of(&c.exception), of(&c.error));
+        if !(exception || error) || !goes_on(hit, info, sig_role) {
+            return;
+        }
+        if exception {
+            c.exception = None;
+        }
+        if error {
+            c.error = None;
         }
     }
 
@@ -341,5 +457,12 @@ impl Runs {
             });
         }
         self.pending.retain(|_, w| !w.is_empty());
+        for waiting in self.awaiting_progress.values_mut() {
+            waiting.retain_mut(|g| {
+                *g = remap[*g];
+                *g != NO_FINDING
+            });
+        }
+        self.awaiting_progress.retain(|_, w| !w.is_empty());
     }
 }

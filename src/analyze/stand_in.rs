@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use super::fold::{Distinct, Fate, FoldStore, Group, Seen, Source};
 use super::runs::Candidates;
 use super::tail::{self, Recent};
-use super::traceback::Event;
+use super::traceback::{self, Event};
 use crate::report::{Counts, FindingRole, MatchedLine};
 use crate::scan::{Hit, ScanStats};
 use faultline_db::{Database, Severity};
@@ -56,10 +56,7 @@ pub(super) fn cut_traceback(
     // that no ERROR record introduced is an exception nothing caught: the program is dying
     // of it, cut or not. Others (a server's handler logging a request's error, even with the
     // whole stack) may be survived.
-    let uncaught = !logged
-        && frames.first().is_some_and(|f| {
-            f.ends_with(", in <module>") || f.ends_with(", in _run_module_as_main")
-        });
+    let uncaught = !logged && traceback::from_entry_point(frames);
     // Its last frame; a traceback cut right after its header has none.
     let last = frames
         .last()
@@ -99,6 +96,7 @@ pub(super) fn cut_traceback(
         run,
         retry: None,
         gave_up: false,
+        survived: None,
     });
     counts.unclassified_lines += 1;
 }
@@ -116,6 +114,9 @@ pub(super) fn only_symptoms(groups: &mut [Group], db: &Database, counts: &mut Co
         let Some(s) = g.signature.filter(|_| g.role == FindingRole::Symptom) else {
             continue;
         };
+        if g.survived.is_some() {
+            continue;
+        }
         let sig = db.signature(s);
         if sig.survivable || !matches!(sig.severity, Severity::Fatal | Severity::Error) {
             continue;
@@ -160,6 +161,7 @@ pub(super) fn error_line(
                 && g.error_level
                 && !g.fatal()
                 && g.fate != Fate::WentOn
+                && g.survived.is_none()
         })
         .min_by_key(|(_, g)| g.line)
         .map(|(i, _)| i);
@@ -167,7 +169,11 @@ pub(super) fn error_line(
         groups[i].stand_in("an error line stands in", Source::Level);
         counts.unclassified_lines += 1;
     }
-    if let Some(mut g) = candidates.exception.or(candidates.error) {
+    if let Some(mut g) = candidates
+        .exception
+        .or(candidates.error)
+        .filter(|g| g.survived.is_none())
+    {
         counts.unclassified_lines += 1;
         counts.unmatched_error_lines = counts.unmatched_error_lines.saturating_sub(1);
         g.fate = Fate::Ended;
@@ -196,8 +202,11 @@ pub(super) fn tail_line(
     let logged_cut = groups
         .iter()
         .any(|g| g.source == Source::CutTraceback && !g.fatal());
-    // A cause a signature knows, even survivable, is the database's answer: no guess.
-    let known_cause = groups.iter().any(|g| g.role == FindingRole::Cause);
+    // A cause a signature knows, even survivable, is the database's answer: no guess; unless
+    // its process went on after it (a request's error answered with a 400).
+    let known_cause = groups.iter().any(|g| {
+        g.role == FindingRole::Cause && g.fate != Fate::WentOn && g.survived.is_none()
+    });
     if logged_cut || known_cause || groups.iter().any(Group::fatal) {
         return;
     }

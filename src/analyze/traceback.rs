@@ -28,6 +28,14 @@ pub enum Event {
     },
 }
 
+/// Whether a traceback's frames start at the program's entry point (`<module>`, runpy's
+/// `_run_module_as_main`): an exception that reached it was caught by nothing.
+pub fn from_entry_point(frames: &[String]) -> bool {
+    frames
+        .first()
+        .is_some_and(|f| f.ends_with(", in <module>") || f.ends_with(", in _run_module_as_main"))
+}
+
 #[derive(Default)]
 struct Open {
     head: Vec<String>,

@@ -10,7 +10,7 @@ use faultline_db::Severity;
 pub use human::{render_human, render_human_with_hints, HumanHints};
 
 /// The JSON schema version; bumped when a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// What became of a run, judged from its evidence before its lines (see [`RunOutcome`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -210,6 +210,9 @@ pub struct Counts {
     pub unmatched_error_lines: u64,
     /// Noise findings' distinct processes.
     pub noise_processes: u64,
+    /// Lines of run evidence (start, progress, completion, stop signatures).
+    #[serde(default)]
+    pub evidence_lines: u64,
 }
 
 /// The report for one input.
@@ -243,6 +246,9 @@ pub struct Report {
     /// Whether some run failed: a fatal cause or fatal unclassified finding exists.
     #[serde(default)]
     pub failed: bool,
+    /// Each run's outcome, in run order: exactly `runs` entries (none for an empty input).
+    #[serde(default)]
+    pub run_outcomes: Vec<RunOutcome>,
     /// Findings left out over [`crate::AnalyzeOptions::max_findings`] (the lowest-ranked first).
     #[serde(default)]
     pub findings_omitted: u64,

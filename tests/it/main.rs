@@ -15,6 +15,7 @@ mod corpus;
 mod diagnosis;
 mod hostile;
 mod interleave;
+mod outcomes;
 mod properties;
 mod signatures;
 mod usability;
