@@ -47,8 +47,6 @@ pub enum Marker {
     /// A line that says a process ended badly on its own: death by signal, a non-zero exit,
     /// a Go/Rust/C++/Java crash, a compiler or linker error, a failed package build.
     Terminal = 64,
-    /// A server or launcher's start-up banner: a new run may start here.
-    RunStart = 128,
 }
 
 /// Internal patterns for the markers. Each has a required literal like any signature.
@@ -152,13 +150,6 @@ pub(crate) const MARKERS: &[(Marker, &str)] = &[
         Marker::Terminal,
         r"error: subprocess-exited-with-error|Failed building wheel for |Could not build wheels for ",
     ),
-    // Start-up banners of servers and launchers.
-    (
-        Marker::RunStart,
-        r"vLLM API server version |Starting vLLM API server|server_args=ServerArgs\(|text_generation_launcher: Args \{|Starting elastic_operator with launch configs|Started a local Ray instance|Ray runtime started",
-    ),
-    // torch elastic's agent restarting the worker group: the next attempt is a new run.
-    (Marker::RunStart, r"restart_count=[1-9]"),
 ];
 
 /// Who a compiled pattern belongs to.
