@@ -204,9 +204,9 @@ pub(super) fn tail_line(
         .any(|g| g.source == Source::CutTraceback && !g.fatal());
     // A cause a signature knows, even survivable, is the database's answer: no guess; unless
     // its process went on after it (a request's error answered with a 400).
-    let known_cause = groups.iter().any(|g| {
-        g.role == FindingRole::Cause && g.fate != Fate::WentOn && g.survived.is_none()
-    });
+    let known_cause = groups
+        .iter()
+        .any(|g| g.role == FindingRole::Cause && g.fate != Fate::WentOn && g.survived.is_none());
     if logged_cut || known_cause || groups.iter().any(Group::fatal) {
         return;
     }

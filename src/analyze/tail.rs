@@ -196,7 +196,15 @@ fn candidate(level: Option<Level>, info: &LineInfo) -> bool {
         && !info.message.trim().is_empty()
         && !continuation(&info.message)
         && !python_warning(&info.message)
+        && !echoed_command(&info.message)
         && says_failure(&info.message)
+}
+
+/// A command the shell echoes before it runs it (`set -x`: `+ ctest --output-on-failure`,
+/// `++ make`): its words name options, not a failure.
+fn echoed_command(message: &str) -> bool {
+    let rest = message.trim_start_matches('+');
+    rest.len() < message.len() && rest.starts_with(' ')
 }
 
 /// The line of `tail` (the input's last lines; its first line is line `first_line` at byte
@@ -291,6 +299,35 @@ mod tests {
         let log =
             "Collecting environment\nSolving environment: done\n\nError: No such command 'run'.\n";
         assert_eq!(pick(log), Some(4));
+    }
+
+    #[test]
+    fn a_command_the_shell_echoes_says_no_failure() {
+        // `set -x` echoes each command (a CI script's `+ ctest --output-on-failure`); a
+        // failure the command then prints still stands in.
+        assert_eq!(
+            pick(
+                "+ ctest --output-on-failure
+100% tests passed
+"
+            ),
+            None
+        );
+        assert_eq!(
+            pick(
+                "++ make -k || echo failed
+"
+            ),
+            None
+        );
+        assert_eq!(
+            pick(
+                "+ ctest
+Error: 3 tests failed
+"
+            ),
+            Some(2)
+        );
     }
 
     #[test]

@@ -133,10 +133,27 @@ const NO_FAILURE: [&str; 12] = [
     "standard error",
 ];
 
+/// Counts of none that test runners print with a failure word: ctest's `0 tests failed out of
+/// 33`, `7 passed, 0 failed`.
+const ZERO_FAILED: [&str; 2] = ["0 tests failed", "0 failed"];
+
 /// Whether a message says, in words, that something failed.
 pub(super) fn says_failure(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
-    FAILURE_WORDS.iter().any(|w| lower.contains(w)) && !NO_FAILURE.iter().any(|w| lower.contains(w))
+    FAILURE_WORDS.iter().any(|w| lower.contains(w))
+        && !NO_FAILURE.iter().any(|w| lower.contains(w))
+        && !ZERO_FAILED.iter().any(|w| counts_none(&lower, w))
+}
+
+/// Whether `phrase` (which starts with the digit 0) stands in `lower` as a count of none:
+/// not the end of a larger number (`10 tests failed`).
+fn counts_none(lower: &str, phrase: &str) -> bool {
+    lower.match_indices(phrase).any(|(i, _)| {
+        !lower[..i]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_digit() || c == '.')
+    })
 }
 
 /// Whether a line logs an HTTP response with a 4xx status (`"POST /v1/x HTTP/1.1" 404 Not
@@ -154,6 +171,14 @@ pub(super) fn client_error(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_no_failures_is_no_failure() {
+        assert!(!says_failure("100% tests passed, 0 tests failed out of 33"));
+        assert!(!says_failure("Totals: 7 passed, 0 failed, 0 skipped"));
+        assert!(says_failure("90% tests passed, 10 tests failed out of 100"));
+        assert!(says_failure("3 passed, 20 failed"));
+    }
 
     #[test]
     fn winding_down_is_read_in_any_case() {

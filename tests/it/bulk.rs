@@ -365,16 +365,11 @@ fn bench_against_an_older_set_prints_both() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let sidecars = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
-                .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .ends_with(".expect.toml")
-        })
-        .count() as u64;
+    // Every sidecar, the whole logs' under tests/corpus/whole/ included.
+    let sidecars =
+        faultline::load_corpus(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
+            .unwrap()
+            .len() as u64;
     let sets = v["sets"].as_array().unwrap();
     assert_eq!(sets.len(), 2);
     for set in sets {

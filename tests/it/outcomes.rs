@@ -60,7 +60,7 @@ const ERRORS: &[&str] = &[
 /// Completion evidence lines (the `completed` signatures' examples).
 const COMPLETIONS: &[&str] = &[
     "I1204 20:25:15.308000 13491 torch/distributed/elastic/agent/server/api.py:984] Local worker group finished (WorkerState.SUCCEEDED). Waiting 300 seconds for other agents to finish",
-    "[100%] Built target server",
+    "Local worker group finished (WorkerState.SUCCEEDED). Waiting 300 seconds for other agents to finish",
 ];
 
 proptest! {
