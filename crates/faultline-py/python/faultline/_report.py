@@ -28,7 +28,7 @@ _FINDING_FIELDS = {
     "count": "Lines folded into this finding (same message, numbers and ranks masked).",
     "processes": "Process tags it came from, e.g. ['Worker_TP7 pid=207086'] (the first 64).",
     "process_count": "Distinct processes it came from.",
-    "survivable": "Whether its process could go on after it.",
+    "survivable": "Whether the finding did not fail its run.",
     "ended_process": "Whether it ended its process.",
     "run": "The 1-based run it belongs to.",
     "timestamp": "The first occurrence's timestamp as the line prints it, or None.",
@@ -50,9 +50,10 @@ _REPORT_FIELDS = {
     "lines": "Lines, counted as wc -l does plus a final unterminated line.",
     "runs": "Runs recognised in the input.",
     "failed": "Whether some run failed (a fatal cause or unclassified finding exists).",
+    "run_outcomes": "One dict per run, in run order: 'run', 'outcome' (failed, completed, stopped, running or unknown) and 'line' (or None).",
     "findings_omitted": "Findings left out by max_findings.",
     "ended_early": "The input was cut off (a read error after some data, or inside a traceback).",
-    "counts": "Matched lines by role, unclassified and unmatched error lines (dict).",
+    "counts": "Matched lines by role, unclassified and unmatched error lines, evidence lines (dict).",
     "matches": "Only with all=True: every matched line (list of dicts); else None.",
 }
 
