@@ -287,7 +287,9 @@ impl<'db> FoldStore<'db> {
             ),
         };
         let (traceback, chain_pos, is_exception) = match event {
-            Event::Exception { chain_pos, frames } => {
+            Event::Exception {
+                chain_pos, frames, ..
+            } => {
                 let mut tb = frames.clone();
                 tb.push(info.message.clone());
                 (Some(tb), Some(*chain_pos), true)
@@ -360,7 +362,10 @@ impl<'db> FoldStore<'db> {
             let group = &mut self.groups[g];
             group.repeat(hit.line, info.process.as_ref());
             if group.traceback.is_none() {
-                if let Event::Exception { chain_pos, frames } = event {
+                if let Event::Exception {
+                    chain_pos, frames, ..
+                } = event
+                {
                     let mut tb = frames.clone();
                     tb.push(info.message.clone());
                     group.traceback = Some(tb);

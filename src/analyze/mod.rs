@@ -299,7 +299,8 @@ impl<'db> Analyzer<'db> {
         let group = self.fold_line(Some(w), role, Source::Signature, &l.seen);
         self.retry
             .observe(&mut self.fold.groups, w, group, hit.line);
-        if l.terminal || l.what_of_terminate {
+        let uncaught = matches!(l.seen.event, Event::Exception { uncaught: true, .. });
+        if l.terminal || l.what_of_terminate || (uncaught && role == FindingRole::Cause) {
             self.fold.end(group);
         } else if role == FindingRole::Cause {
             // Lines after a traceback line were delivered: "printed nothing more" can be told.
@@ -317,12 +318,19 @@ impl<'db> Analyzer<'db> {
         match event {
             // An unknown innermost exception (a wrapper's is not news), or a line that ends a
             // traceback by its structure alone.
-            Event::Exception { chain_pos, .. }
-                if *chain_pos == 0 || !hit.matched.has(Marker::Exception) =>
-            {
+            Event::Exception {
+                chain_pos,
+                uncaught,
+                ..
+            } if *chain_pos == 0 || !hit.matched.has(Marker::Exception) => {
                 let group = self.unclassified(Source::TracebackEnd, &l.seen);
-                self.runs
-                    .watch(&mut self.fold.groups, l.process, group, true);
+                if *uncaught {
+                    // The interpreter printed it as the program died: nothing goes on after.
+                    self.fold.end(group);
+                } else {
+                    self.runs
+                        .watch(&mut self.fold.groups, l.process, group, true);
+                }
             }
             // What the uncaught C++ exception said: its message, as a Python exception line
             // is, rather than the terminate line that names only its type.

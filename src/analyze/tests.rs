@@ -726,10 +726,17 @@ fn teardown_lines_and_a_peers_disconnect_are_not_going_on() {
         assert!(r.failed, "{teardown}{:#?}", r.findings);
         assert!(r.findings[0].ended_process && !r.findings[0].survivable);
     }
-    // Healthy counterexample: after the disconnect the process logs on, so it survived.
-    let r = report(&format!("{tb}{disconnect}I1204 20:26:05.091000 13755 torch/distributed/elastic/agent/server/api.py:706] [default] Rendezvous'ing worker group\n"));
+    // Healthy counterexample: a traceback printed from inside the program (not from its entry
+    // point) whose process logs on after the disconnect: survived.
+    let caught = "Traceback (most recent call last):\n  File \"/venv/lib/python3.11/site-packages/torch/distributed/elastic/agent/server/api.py\", line 700, in _rendezvous\n    self._store.wait()\nRuntimeError: rendezvous stalled\n";
+    let went_on = "I1204 20:26:05.091000 13755 torch/distributed/elastic/agent/server/api.py:706] [default] Rendezvous'ing worker group\n";
+    let r = report(&format!("{caught}{disconnect}{went_on}"));
     assert!(!r.failed, "{:#?}", r.findings);
     assert!(r.findings[0].survivable);
+    // From the entry point, no ERROR record before it: the interpreter printed it as the
+    // program died, whatever is logged after it.
+    let r = report(&format!("{tb}{disconnect}{went_on}"));
+    assert!(r.failed && r.findings[0].ended_process, "{:#?}", r.findings);
 }
 
 /// A process key owns a buffer even when empty, so that comparing it never hands `memcmp` a

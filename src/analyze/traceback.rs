@@ -25,6 +25,9 @@ pub enum Event {
         chain_pos: u32,
         /// The traceback's frames (trimmed to head and tail, with the omitted count noted).
         frames: Vec<String>,
+        /// The interpreter printed it as it died: no ERROR record introduced it and its
+        /// frames start at the program's entry point.
+        uncaught: bool,
     },
 }
 
@@ -217,9 +220,12 @@ impl Tracebacks {
         };
         let pos = p.chain_len;
         p.chain_len += 1;
+        let logged = open.logged;
+        let frames = open.frames();
         Event::Exception {
             chain_pos: pos,
-            frames: open.frames(),
+            uncaught: !logged && from_entry_point(&frames),
+            frames,
         }
     }
 }

@@ -133,6 +133,16 @@ const NO_FAILURE: [&str; 12] = [
     "standard error",
 ];
 
+/// Whether `word` stands in `lower` (the lower-cased `message`) at the start of a word: after
+/// no letter, or with a capital in `message` (`RuntimeError`, `OOMKilled`); not inside a word
+/// (`terror`, `prefail`).
+fn starts_a_word(message: &str, lower: &str, word: &str) -> bool {
+    let bytes = message.as_bytes();
+    lower.match_indices(word).any(|(i, _)| {
+        i == 0 || !bytes[i - 1].is_ascii_alphabetic() || bytes[i].is_ascii_uppercase()
+    })
+}
+
 /// Counts of none that test runners print with a failure word: ctest's `0 tests failed out of
 /// 33`, `7 passed, 0 failed`.
 const ZERO_FAILED: [&str; 2] = ["0 tests failed", "0 failed"];
@@ -140,7 +150,9 @@ const ZERO_FAILED: [&str; 2] = ["0 tests failed", "0 failed"];
 /// Whether a message says, in words, that something failed.
 pub(super) fn says_failure(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
-    FAILURE_WORDS.iter().any(|w| lower.contains(w))
+    FAILURE_WORDS
+        .iter()
+        .any(|w| starts_a_word(message, &lower, w))
         && !NO_FAILURE.iter().any(|w| lower.contains(w))
         && !ZERO_FAILED.iter().any(|w| counts_none(&lower, w))
 }
@@ -171,6 +183,17 @@ pub(super) fn client_error(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn failure_words_count_at_the_start_of_a_word() {
+        assert!(!says_failure(
+            "fans of slow-burn terror would be wise to stream it"
+        ));
+        assert!(says_failure("RuntimeError: NCCL communicator was aborted"));
+        assert!(says_failure("pod OOMKilled"));
+        assert!(says_failure("build-error: linker"));
+        assert!(says_failure("Error: No such command 'run'."));
+    }
 
     #[test]
     fn a_count_of_no_failures_is_no_failure() {
