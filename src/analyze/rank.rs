@@ -4,8 +4,9 @@
 //! The ranking rules, in order:
 //! 1. The failures (fatal causes and fatal unclassified findings) of the last run that
 //!    failed, then those of earlier runs, latest run first.
-//! 2. Tier: fatal cause > fatal unclassified > survivable cause > survivable unclassified >
-//!    symptom > noise. Among fatal unclassified findings: the end of a traceback, then the
+//! 2. Tier: fatal cause > fatal unclassified > fatal cause whose signature says survivable
+//!    (it ended its process) > survived cause > survived unclassified > symptom > noise; an
+//!    unresolved retry loop ranks as a fatal cause. Among fatal unclassified findings: the end of a traceback, then the
 //!    `what():` message of an uncaught C++ exception, then a symptom standing in, then a
 //!    stand-in error line, then a traceback cut by the end of the input, then a terminal line
 //!    (`Killed`, `exited with code 1`).
@@ -18,26 +19,33 @@ use super::fold::{Fate, Group, Source, Survived};
 use crate::report::{Finding, FindingRole};
 use faultline_db::{interpolate, Database};
 
+/// The last tier of failures (fatal findings): see [`Group::tier`].
+const FAILURE_TIERS: u8 = 2;
+
 /// A group's rank key: smaller ranks first.
 type RankKey = (u8, std::cmp::Reverse<u32>, u8, Source, bool, i64, u64);
 
 impl Group {
-    /// The tier, 0 (fatal cause) to 5 (noise).
+    /// The tier, 0 (fatal cause) to 6 (noise): fatal cause > fatal unclassified > fatal cause
+    /// whose signature says survivable (it ended its process) >
+    /// survived cause > survived unclassified > symptom > noise. Tiers 0 to 2 are failures.
     pub(super) fn tier(&self) -> u8 {
         match (self.role, self.fatal()) {
-            (FindingRole::Cause, true) => 0,
+            // An unresolved retry loop keeps its place as a fatal cause.
+            (FindingRole::Cause, true) if !self.survivable_sig || self.gave_up => 0,
             (FindingRole::Unclassified, true) => 1,
-            (FindingRole::Cause, false) => 2,
-            (FindingRole::Unclassified, false) => 3,
-            (FindingRole::Symptom, _) => 4,
-            (FindingRole::Noise, _) => 5,
+            (FindingRole::Cause, true) => 2,
+            (FindingRole::Cause, false) => 3,
+            (FindingRole::Unclassified, false) => 4,
+            (FindingRole::Symptom, _) => 5,
+            (FindingRole::Noise, _) => 6,
         }
     }
 
     /// The rank key; `by_time` when every finding of the tier has a timestamp.
     fn key(&self, by_time: bool) -> RankKey {
         let tier = self.tier();
-        let failing = tier <= 1;
+        let failing = tier <= FAILURE_TIERS;
         let wrapper = self.chain_pos.is_some_and(|p| p > 0);
         let time = if by_time {
             self.timestamp.unwrap_or(0)
@@ -65,7 +73,7 @@ impl Group {
 /// position), never a fatal cause or fatal unclassified finding for a lower one, nor a
 /// failure whose fate is not known yet. `None` while under the bound.
 pub(super) fn keep_in_memory(groups: &[Group], max: usize) -> Option<Vec<bool>> {
-    if max == 0 || groups.len() < max.saturating_mul(2).max(max + 16) {
+    if max == 0 || groups.len() < max.saturating_mul(2).max(max.saturating_add(16)) {
         return None;
     }
     let mut order: Vec<usize> = (0..groups.len()).collect();
@@ -103,7 +111,7 @@ pub(super) fn findings(
     ended_early: bool,
     runs: u32,
 ) -> (Vec<Finding>, Vec<usize>, u64) {
-    let mut tier_ts_complete = [true; 6];
+    let mut tier_ts_complete = [true; 7];
     for g in groups {
         if g.timestamp.is_none() {
             tier_ts_complete[g.tier() as usize] = false;
@@ -116,7 +124,10 @@ pub(super) fn findings(
     });
     let mut omitted = 0;
     if max > 0 && order.len() > max {
-        let failures = order.iter().filter(|&&i| groups[i].tier() <= 1).count();
+        let failures = order
+            .iter()
+            .filter(|&&i| groups[i].tier() <= FAILURE_TIERS)
+            .count();
         let keep = max.max(failures.min(max));
         omitted = (order.len() - keep) as u64;
         order.truncate(keep);

@@ -290,3 +290,29 @@ fn the_message_of_an_uncaught_cxx_exception_stands_in_on_a_real_log() {
     );
     assert_eq!(first.signature, None);
 }
+
+/// Tiers: a fatal unclassified finding outranks a cause whose signature says survivable but
+/// that ended its process; a cause whose signature is fatal outranks both.
+#[test]
+fn a_survivable_cause_that_ended_its_process_ranks_below_a_fatal_unknown() {
+    // A request handler's traceback that its process never went on after.
+    let survivable_then_killed = "Traceback (most recent call last):\n  File \"serving.py\", line 180, in create_chat_completion\n    self._validate_input(request, input_ids)\nValueError: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (5000 in the messages, 0 in the completion). Please reduce the length of the messages or completion.\n";
+    let unknown = "Traceback (most recent call last):\n  File \"serve.py\", line 9, in <module>\n    main()\nZeroDivisionError: division by zero\n";
+    let r = report(&format!("{survivable_then_killed}{unknown}"));
+    assert!(r.failed);
+    let first = &r.findings[0];
+    assert!(
+        first.text.starts_with("ZeroDivisionError"),
+        "{:#?}",
+        r.findings
+    );
+    let ended = r
+        .findings
+        .iter()
+        .find(|f| f.signature.as_deref() == Some("vllm.request.context-length-exceeded"))
+        .expect("the survivable cause is listed");
+    assert!(!ended.survivable && ended.ended_process, "{ended:#?}");
+    let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.01 GiB is free.\n";
+    let r = report(&format!("{survivable_then_killed}{unknown}{oom}"));
+    assert_eq!(r.findings[0].signature.as_deref(), Some("pytorch.cuda.oom"));
+}
