@@ -7,6 +7,10 @@
 //! and the bidirectional overrides that reorder what is shown. Each such character is shown
 //! escaped instead: `\x1b`, `\x0a`, `\x7f`, `\u{9b}`, `\u{202e}`. TAB is kept. JSON output
 //! never goes through here: it keeps the exact text.
+//!
+//! Here too is [`display_text`], what a terminal showed of a raw log line (its ANSI colour
+//! sequences and carriage-return overwrites applied): the analysis parses it, and the human
+//! report shows it, so it sits below both.
 
 use std::borrow::Cow;
 
@@ -51,6 +55,33 @@ pub fn terminal_lines(text: &str) -> String {
 /// [`terminal`] for raw bytes: bytes that are not UTF-8 become U+FFFD first.
 pub fn terminal_bytes(bytes: &[u8]) -> String {
     terminal(&String::from_utf8_lossy(bytes)).into_owned()
+}
+
+/// Removes ANSI escape sequences (`ESC [ ... letter`) and keeps what a terminal showed after
+/// the last lone carriage return.
+pub fn display_text(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let shown = match memchr::memrchr(b'\r', raw) {
+        Some(i) => &raw[i + 1..],
+        None => raw,
+    };
+    if memchr::memchr(0x1b, shown).is_none() {
+        return std::borrow::Cow::Borrowed(shown);
+    }
+    let mut out = Vec::with_capacity(shown.len());
+    let mut i = 0;
+    while i < shown.len() {
+        if shown[i] == 0x1b && shown.get(i + 1) == Some(&b'[') {
+            let mut j = i + 2;
+            while j < shown.len() && !shown[j].is_ascii_alphabetic() {
+                j += 1;
+            }
+            i = j + 1;
+            continue;
+        }
+        out.push(shown[i]);
+        i += 1;
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 #[cfg(test)]

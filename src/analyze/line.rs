@@ -5,6 +5,8 @@ mod rules;
 
 use rules::{match_rule, rules_for, Groups, Rule};
 
+use crate::sanitize::display_text;
+
 /// A log level, as far as the prefix tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
@@ -71,33 +73,6 @@ fn timestamp(parts: [&[u8]; 6]) -> i64 {
         + num(parts[4]))
         * 1000
         + ms
-}
-
-/// Removes ANSI escape sequences (`ESC [ ... letter`) and keeps what a terminal showed after
-/// the last lone carriage return.
-pub fn display_text(raw: &[u8]) -> std::borrow::Cow<'_, [u8]> {
-    let shown = match memchr::memrchr(b'\r', raw) {
-        Some(i) => &raw[i + 1..],
-        None => raw,
-    };
-    if memchr::memchr(0x1b, shown).is_none() {
-        return std::borrow::Cow::Borrowed(shown);
-    }
-    let mut out = Vec::with_capacity(shown.len());
-    let mut i = 0;
-    while i < shown.len() {
-        if shown[i] == 0x1b && shown.get(i + 1) == Some(&b'[') {
-            let mut j = i + 2;
-            while j < shown.len() && !shown[j].is_ascii_alphabetic() {
-                j += 1;
-            }
-            i = j + 1;
-            continue;
-        }
-        out.push(shown[i]);
-        i += 1;
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 fn apply(rule: Rule, groups: &Groups, text: &[u8], info: &mut LineInfo) {

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::{Finding, FindingRole, Report};
-use crate::analyze::line::display_text;
+use crate::sanitize::display_text;
 use crate::sanitize::terminal as safe;
 
 /// Longest text shown for one line; the rest is counted, not dropped silently.

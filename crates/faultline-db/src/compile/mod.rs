@@ -16,9 +16,7 @@ use crate::database::Database;
 use crate::error::{Error, Limit, Problem, Result};
 use crate::signature::{Located, SignatureSet};
 
-pub(crate) use crate::database::MAX_PATTERNS;
-/// Longest pattern accepted, in bytes.
-pub(crate) const MAX_PATTERN_LEN: usize = 4096;
+use crate::signature::{MAX_PATTERNS, MAX_PATTERN_LEN};
 /// Most heap the compiled regexes of one database may take together, in bytes; each
 /// pattern alone is held to the NFA size limit of `build_regex` (4 MiB).
 pub(crate) const MAX_REGEX_BYTES: usize = 256 << 20;

@@ -27,12 +27,12 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::dfa::{dense, StartKind};
 use regex_automata::nfa::thompson;
-use regex_automata::Input;
 use rkyv::rancor;
 use rkyv::util::AlignedVec;
 
+use super::dfas::{Backing, DfaList, Dfas};
 use super::matcher::{Anchors, CompiledPattern, Confirm, Matcher, Owner, MARKERS};
 use super::{Database, SignatureInfo};
 use crate::error::{ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Result};
@@ -401,55 +401,6 @@ impl Database {
     }
 }
 
-/// The bytes an archive database lives in.
-pub(crate) enum Backing {
-    Static(&'static [u8]),
-    Heap(AlignedVec<16>),
-    /// A file read into a plain vector whose start happened to be 16-byte aligned.
-    Vec(Vec<u8>),
-}
-
-impl Backing {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Backing::Static(b) => b,
-            Backing::Heap(v) => v.as_slice(),
-            Backing::Vec(v) => v,
-        }
-    }
-}
-
-type DfaList<'a> = Vec<Option<dense::DFA<&'a [u32]>>>;
-
-self_cell::self_cell!(
-    /// The archive's buffer and the DFAs that borrow their tables from it, by pattern index.
-    pub(crate) struct Dfas {
-        owner: Backing,
-        #[covariant]
-        dependent: DfaList,
-    }
-);
-
-impl std::fmt::Debug for Dfas {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let stored = self
-            .borrow_dependent()
-            .iter()
-            .filter(|d| d.is_some())
-            .count();
-        f.debug_struct("Dfas").field("stored", &stored).finish()
-    }
-}
-
-impl Dfas {
-    /// Runs pattern `p`'s DFA: `Some(found)`, or `None` if it has no DFA or the DFA cannot
-    /// answer (a search error), in which case the caller uses the regex.
-    pub fn is_match(&self, p: usize, input: &Input<'_>) -> Option<bool> {
-        let dfa = self.borrow_dependent().get(p)?.as_ref()?;
-        dfa.try_search_fwd(input).ok().map(|m| m.is_some())
-    }
-}
-
 fn archive_error(path: &Path, reason: impl Into<ArchiveProblem>) -> Error {
     Error::Archive {
         path: path.to_path_buf(),
@@ -553,7 +504,7 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
             markers: MARKERS.len(),
         })
     })?;
-    if n_sig_pats > super::MAX_PATTERNS {
+    if n_sig_pats > crate::signature::MAX_PATTERNS {
         return Err(bad(ArchiveInvalid::TooManyPatterns(n_sig_pats)));
     }
     let mut signatures = Vec::with_capacity(n_sigs);

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use aho_corasick::{AhoCorasick, MatchKind};
 use regex_automata::{meta, Input};
 
-use super::archive::Dfas;
+use super::dfas::Dfas;
 pub(crate) use super::dialect::build_regex;
 use super::dialect::literal_language;
 

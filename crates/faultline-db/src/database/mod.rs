@@ -4,6 +4,7 @@
 //! (`crate::compile`): a database loaded from an archive runs without it.
 
 pub(crate) mod archive;
+pub(crate) mod dfas;
 pub(crate) mod dialect;
 pub(crate) mod hashed;
 pub(crate) mod matcher;
@@ -48,9 +49,6 @@ pub use matcher::{
 
 use crate::signature::SignatureInfo;
 use dialect::build_regex;
-
-/// Most patterns one database may hold (a signature set, or an archive, with more is refused).
-pub(crate) const MAX_PATTERNS: usize = 20_000;
 
 /// A compiled, ready-to-scan signature database.
 ///

@@ -281,7 +281,7 @@ fn too_large(path: &Path) -> Error {
 /// [`MAX_SIGNATURE_FILE_BYTES`], or more `[[signature]]` tables than the set may have
 /// patterns (each signature has at least one), located at the first one too many.
 fn check_limits(files: &[SourceFile]) -> Result<()> {
-    let max = crate::compile::MAX_PATTERNS;
+    let max = super::MAX_PATTERNS;
     let mut tables = 0usize;
     for file in files {
         if file.text.len() as u64 > MAX_SIGNATURE_FILE_BYTES {

@@ -185,6 +185,11 @@ pub(crate) const FORMAT_VERSION: u32 = 3;
 /// defaulted from severity, and `db check` warns about them.
 pub(crate) const SUPPORTED_FORMATS: [u32; 3] = [1, 2, 3];
 
+/// Most patterns one database may hold (a signature set, or an archive, with more is refused).
+pub(crate) const MAX_PATTERNS: usize = 20_000;
+/// Longest pattern accepted, in bytes.
+pub(crate) const MAX_PATTERN_LEN: usize = 4096;
+
 /// A source file of a signature set, kept so that problems can name line and column.
 #[derive(Clone, Debug)]
 pub struct SourceFile {

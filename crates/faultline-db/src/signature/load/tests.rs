@@ -69,7 +69,7 @@ fn locating_many_signatures_is_linear() {
 /// TOML is parsed, at the first table too many; so is a file over the size cap.
 #[test]
 fn over_limit_sets_are_refused_before_parsing() {
-    let max = crate::compile::MAX_PATTERNS;
+    let max = crate::signature::MAX_PATTERNS;
     // Not valid TOML past the headers: only a check before parsing can name the limit.
     let mut text = String::new();
     for _ in 0..=max {
