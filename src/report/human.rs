@@ -349,6 +349,25 @@ pub fn render_human_with_hints(r: &Report, all: bool, hints: HumanHints) -> Stri
         n(c.unclassified_lines),
         n(c.unmatched_error_lines)
     );
+    if !r.run_outcomes.is_empty() {
+        let runs: Vec<String> = r
+            .run_outcomes
+            .iter()
+            .map(|o| {
+                let at = match o.line {
+                    Some(l) => format!(" at line {}", n(l)),
+                    None => " (no line says how it went)".into(),
+                };
+                if r.run_outcomes.len() > 1 {
+                    format!("{} {}{at}", o.run, o.outcome.as_str())
+                } else {
+                    format!("{}{at}", o.outcome.as_str())
+                }
+            })
+            .collect();
+        let label = if runs.len() > 1 { "Runs" } else { "Run" };
+        let _ = writeln!(out, "{label}: {}.", runs.join("; "));
+    }
     out
 }
 

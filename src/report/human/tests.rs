@@ -113,3 +113,21 @@ fn an_error_before_a_lone_carriage_return_is_shown() {
     let (_, text) = render("y.log", b"10%\r\x1b[32m20%\x1b[0m\rdone\r\n");
     assert_inert(&text);
 }
+
+#[test]
+fn the_report_ends_with_each_runs_outcome() {
+    let failed = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.01 GiB is free.\n";
+    let (_, text) = render("x.log", failed);
+    assert!(text.ends_with("Run: failed at line 1.\n"), "{text}");
+    let (_, text) = render("x.log", b"hello\n");
+    assert!(
+        text.ends_with("Run: unknown (no line says how it went).\n"),
+        "{text}"
+    );
+    let two = b"INFO 02-20 21:00:00 [api_server.py:1] vLLM API server version 0.9.1\nINFO:     Shutting down\nINFO 02-20 22:00:00 [api_server.py:1] vLLM API server version 0.9.1\nINFO:     Application startup complete.\n";
+    let (_, text) = render("x.log", two);
+    assert!(
+        text.ends_with("Runs: 1 stopped at line 2; 2 running at line 4.\n"),
+        "{text}"
+    );
+}
