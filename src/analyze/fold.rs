@@ -113,8 +113,11 @@ pub(super) enum Fate {
     Pending,
     /// Its process went on.
     WentOn,
-    /// A terminal marker followed, or its process printed nothing more.
+    /// A terminal marker (or a report of its death) followed.
     Ended,
+    /// Its process printed nothing more before the input or its run ended: that ends an
+    /// unclassified failure's process, not one whose signature says survivable.
+    Silent,
 }
 
 /// Run evidence that shows a failure did not fail its run.
@@ -194,8 +197,9 @@ impl Group {
     pub(super) fn fatal(&self) -> bool {
         match self.role {
             FindingRole::Cause | FindingRole::Unclassified => {
-                (!self.survivable_sig || self.fate == Fate::Ended || self.gave_up)
-                    && self.survived.is_none()
+                let ended = self.fate == Fate::Ended
+                    || (self.fate == Fate::Silent && self.signature.is_none());
+                (!self.survivable_sig || ended || self.gave_up) && self.survived.is_none()
             }
             _ => false,
         }

@@ -161,7 +161,7 @@ pub(super) fn findings(
             processes: g.processes.clone(),
             process_count: g.process_set.count().max(g.processes.len() as u64),
             survivable,
-            ended_process: g.fate == Fate::Ended,
+            ended_process: matches!(g.fate, Fate::Ended | Fate::Silent),
             run: g.run,
             timestamp: g.timestamp_text.clone(),
             tentative: ended_early && g.signature.is_none(),
@@ -182,6 +182,7 @@ fn why(g: &Group, by_time: bool, runs: u32) -> String {
     if matches!(g.role, FindingRole::Cause | FindingRole::Unclassified) {
         parts.push(match (fatal, g.fate, g.survived) {
             (true, Fate::Ended, _) => "fatal: it ended its process".into(),
+            (true, Fate::Silent, _) => "fatal: its process printed nothing more".into(),
             (true, _, _) => "fatal".into(),
             (false, _, Some(Survived::Progress(l))) => {
                 format!("survived: its process made progress after it (line {l})")

@@ -317,7 +317,7 @@ impl Runs {
                 if let Some(group) = groups.get_mut(g) {
                     // Unwatched lines (no context after them): the fate stays unknown.
                     if group.fate == Fate::Pending && ended && watched {
-                        group.fate = Fate::Ended;
+                        group.fate = Fate::Silent;
                     }
                 }
             }

@@ -295,10 +295,10 @@ fn the_message_of_an_uncaught_cxx_exception_stands_in_on_a_real_log() {
 /// that ended its process; a cause whose signature is fatal outranks both.
 #[test]
 fn a_survivable_cause_that_ended_its_process_ranks_below_a_fatal_unknown() {
-    // A request handler's traceback that its process never went on after.
-    let survivable_then_killed = "Traceback (most recent call last):\n  File \"serving.py\", line 180, in create_chat_completion\n    self._validate_input(request, input_ids)\nValueError: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (5000 in the messages, 0 in the completion). Please reduce the length of the messages or completion.\n";
+    // A request handler's error that a terminal marker of its own process follows.
+    let survivable_then_aborted = "(APIServer pid=7) ERROR 01-01 10:00:00 [serving.py:1] ValueError: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (5000 in the messages, 0 in the completion). Please reduce the length of the messages or completion.\n(APIServer pid=7) Aborted (core dumped)\n";
     let unknown = "Traceback (most recent call last):\n  File \"serve.py\", line 9, in <module>\n    main()\nZeroDivisionError: division by zero\n";
-    let r = report(&format!("{survivable_then_killed}{unknown}"));
+    let r = report(&format!("{survivable_then_aborted}{unknown}"));
     assert!(r.failed);
     let first = &r.findings[0];
     assert!(
@@ -312,7 +312,33 @@ fn a_survivable_cause_that_ended_its_process_ranks_below_a_fatal_unknown() {
         .find(|f| f.signature.as_deref() == Some("vllm.request.context-length-exceeded"))
         .expect("the survivable cause is listed");
     assert!(!ended.survivable && ended.ended_process, "{ended:#?}");
+    assert_eq!(
+        r.findings[1].signature, ended.signature,
+        "{:#?}",
+        r.findings
+    );
     let oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.01 GiB is free.\n";
-    let r = report(&format!("{survivable_then_killed}{unknown}{oom}"));
+    let r = report(&format!("{survivable_then_aborted}{unknown}{oom}"));
     assert_eq!(r.findings[0].signature.as_deref(), Some("pytorch.cuda.oom"));
+}
+
+#[test]
+fn a_survivable_cause_is_fatal_only_when_a_terminal_marker_of_its_process_follows() {
+    // Issue 35, item 3: a request's traceback that its process printed nothing after is not
+    // the run's failure by itself (the signature says survivable); the unknown crash is.
+    let survivable = "Traceback (most recent call last):\n  File \"serving.py\", line 180, in create_chat_completion\n    self._validate_input(request, input_ids)\nValueError: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (5000 in the messages, 0 in the completion). Please reduce the length of the messages or completion.\n";
+    let unknown = "Traceback (most recent call last):\n  File \"serve.py\", line 9, in <module>\n    main()\nZeroDivisionError: division by zero\n";
+    let r = report(&format!("{survivable}{unknown}"));
+    assert!(r.failed);
+    assert!(
+        r.findings[0].text.starts_with("ZeroDivisionError"),
+        "{:#?}",
+        r.findings
+    );
+    let request = r
+        .findings
+        .iter()
+        .find(|f| f.signature.as_deref() == Some("vllm.request.context-length-exceeded"))
+        .expect("the survivable cause is listed");
+    assert!(request.survivable, "{request:#?}");
 }
