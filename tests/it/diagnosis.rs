@@ -293,11 +293,14 @@ fn the_message_of_an_uncaught_cxx_exception_stands_in_on_a_real_log() {
 
 /// Tiers: a fatal unclassified finding outranks a cause whose signature says survivable but
 /// that ended its process; a cause whose signature is fatal outranks both.
+/// An uncaught exception no signature knows, as the interpreter prints it.
+const UNCAUGHT_ZERO_DIVISION: &str = "Traceback (most recent call last):\n  File \"serve.py\", line 9, in <module>\n    main()\nZeroDivisionError: division by zero\n";
+
 #[test]
 fn a_survivable_cause_that_ended_its_process_ranks_below_a_fatal_unknown() {
     // A request handler's error that a terminal marker of its own process follows.
     let survivable_then_aborted = "(APIServer pid=7) ERROR 01-01 10:00:00 [serving.py:1] ValueError: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (5000 in the messages, 0 in the completion). Please reduce the length of the messages or completion.\n(APIServer pid=7) Aborted (core dumped)\n";
-    let unknown = "Traceback (most recent call last):\n  File \"serve.py\", line 9, in <module>\n    main()\nZeroDivisionError: division by zero\n";
+    let unknown = UNCAUGHT_ZERO_DIVISION;
     let r = report(&format!("{survivable_then_aborted}{unknown}"));
     assert!(r.failed);
     let first = &r.findings[0];
@@ -327,7 +330,7 @@ fn a_survivable_cause_is_fatal_only_when_a_terminal_marker_of_its_process_follow
     // Issue 35, item 3: a request's traceback that its process printed nothing after is not
     // the run's failure by itself (the signature says survivable); the unknown crash is.
     let survivable = "Traceback (most recent call last):\n  File \"serving.py\", line 180, in create_chat_completion\n    self._validate_input(request, input_ids)\nValueError: This model's maximum context length is 4096 tokens. However, you requested 5000 tokens (5000 in the messages, 0 in the completion). Please reduce the length of the messages or completion.\n";
-    let unknown = "Traceback (most recent call last):\n  File \"serve.py\", line 9, in <module>\n    main()\nZeroDivisionError: division by zero\n";
+    let unknown = UNCAUGHT_ZERO_DIVISION;
     let r = report(&format!("{survivable}{unknown}"));
     assert!(r.failed);
     assert!(
