@@ -56,6 +56,8 @@ pub use analyze::{
     analyze_input, analyze_path, failed_input_report, AnalyzeOptions, Analyzer,
     DEFAULT_MAX_FINDINGS,
 };
+/// Good runs of the same job (`--baseline`): their line templates, and the template function.
+pub use analyze::{line_template, template_hash, Baseline, DEFAULT_BASELINE_MAX_TEMPLATES};
 /// A signature set's cost profile over a corpus: throughput, per-signature confirm cost,
 /// top-1 accuracy (`faultline bench` prints it as tables), and the verdict on two sets.
 pub use bench::{
@@ -92,8 +94,9 @@ pub use faultline_db::{
 pub use faultline_db::{LogGen, SynthOptions};
 /// The report of one input and its parts (the JSON contract), and its human rendering.
 pub use report::{
-    raw_path, render_human, render_human_with_hints, Counts, DatabaseRef, Finding, FindingRole,
-    HumanHints, MatchedLine, Report, RunOutcome, RunState, MAX_PROCESSES_LISTED, SCHEMA_VERSION,
+    raw_path, render_human, render_human_with_hints, BaselineInfo, Counts, DatabaseRef, Finding,
+    FindingRole, HumanHints, MatchedLine, Report, RunOutcome, RunState, MAX_PROCESSES_LISTED,
+    SCHEMA_VERSION,
 };
 /// Text made safe for a terminal (control characters escaped).
 pub use sanitize::{

@@ -2,7 +2,9 @@
 //! signature alone, with a bounded count of the distinct processes that printed it.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
+use super::baseline::Baseline;
 use super::line::{self, LineInfo};
 use super::traceback::Event;
 use super::words::{exception_name, names_a_class};
@@ -158,6 +160,8 @@ pub(super) struct Group {
     pub(super) survivable_sig: bool,
     /// The line was logged at ERROR level or above.
     pub(super) error_level: bool,
+    /// Its first line's template is in the baseline.
+    pub(super) in_baseline: bool,
     pub(super) fate: Fate,
     pub(super) run: u32,
     /// A retry loop's vendor and whether a recovery followed its last occurrence.
@@ -236,17 +240,25 @@ pub(super) struct FoldStore<'db> {
     noise_group: Vec<Option<usize>>,
     /// Findings left out: evicted from memory, or past `max_findings` in the report.
     pub(super) omitted: u64,
+    /// Good runs' line templates (`--baseline`).
+    baseline: Option<Arc<Baseline>>,
 }
 
 impl<'db> FoldStore<'db> {
-    pub(super) fn new(db: &'db Database) -> FoldStore<'db> {
+    pub(super) fn new(db: &'db Database, baseline: Option<Arc<Baseline>>) -> FoldStore<'db> {
         FoldStore {
             db,
             groups: Vec::new(),
             index: HashMap::new(),
             noise_group: vec![None; db.signatures().len()],
             omitted: 0,
+            baseline,
         }
+    }
+
+    /// Whether a good run printed a line with this message's template.
+    pub(super) fn knows(&self, message: &str) -> bool {
+        self.baseline.as_ref().is_some_and(|b| b.knows(message))
     }
 
     /// The group of noise signature `sig`, once it has one.
@@ -327,6 +339,7 @@ impl<'db> FoldStore<'db> {
             is_exception,
             survivable_sig,
             error_level: info.level.is_some_and(|l| l >= line::Level::Error),
+            in_baseline: self.knows(&info.message),
             fate: Fate::Pending,
             run,
             retry: None,

@@ -18,6 +18,7 @@
 //! - `rank`: tiers, the rank key, the bound on the findings kept, each finding's `why`;
 //! - `stand_in`: the end-of-input rules that make a line stand in for an unknown cause.
 
+mod baseline;
 mod evidence;
 mod fold;
 pub mod line;
@@ -26,6 +27,7 @@ mod retry;
 mod runs;
 mod stand_in;
 mod tail;
+mod template;
 mod traceback;
 mod words;
 
@@ -36,11 +38,13 @@ use crate::scan::{Hit, ScanStats};
 use faultline_db::{Database, Marker};
 use faultline_db::{Role, Severity};
 
+pub use baseline::{Baseline, DEFAULT_BASELINE_MAX_TEMPLATES};
 use fold::{role_of, Distinct, FoldStore, Seen, Source, Survived, NO_FINDING};
 use line::process_key;
 use retry::RetryLoops;
 use runs::Runs;
 use tail::Recent;
+pub use template::{line_template, template_hash};
 use traceback::{Event, Tracebacks};
 
 /// The default of [`AnalyzeOptions::max_findings`] (and of the CLI's `--max-findings`).
@@ -54,6 +58,9 @@ pub struct AnalyzeOptions {
     /// Most findings kept; past it the lowest-ranked go first, never a fatal cause or fatal
     /// unclassified finding for a lower one (0 = no limit).
     pub max_findings: usize,
+    /// Good runs of the same job: findings whose first line they printed too are
+    /// `in_baseline` and rank after the new ones of their kind.
+    pub baseline: Option<std::sync::Arc<Baseline>>,
 }
 
 impl Default for AnalyzeOptions {
@@ -61,6 +68,7 @@ impl Default for AnalyzeOptions {
         AnalyzeOptions {
             all: false,
             max_findings: DEFAULT_MAX_FINDINGS,
+            baseline: None,
         }
     }
 }
@@ -108,8 +116,8 @@ impl<'db> Analyzer<'db> {
     pub fn new(db: &'db Database, opts: AnalyzeOptions) -> Analyzer<'db> {
         Analyzer {
             db,
+            fold: FoldStore::new(db, opts.baseline.clone()),
             opts,
-            fold: FoldStore::new(db),
             runs: Runs::new(),
             retry: RetryLoops::default(),
             tracebacks: Tracebacks::default(),
@@ -349,17 +357,24 @@ impl<'db> Analyzer<'db> {
                 }
             }
             Event::None if self.fallback_candidate(hit, info, l.process) => {
-                self.counts.unmatched_error_lines += 1;
+                let known = self.fold.knows(&info.message);
+                if known {
+                    self.counts.baseline_lines += 1;
+                } else {
+                    self.counts.unmatched_error_lines += 1;
+                }
                 self.recent.unmatched_error(hit.line);
                 self.record(hit, None, FindingRole::Unclassified, NO_FINDING);
                 let exception = hit.matched.has(Marker::Exception);
                 let candidates = &self.runs.candidates;
-                let empty = if exception {
-                    candidates.exception.is_none()
+                let slot = if exception {
+                    &candidates.exception
                 } else {
-                    candidates.error.is_none()
+                    &candidates.error
                 };
-                if empty {
+                // The first candidate, or the first new one after candidates the good run
+                // printed too.
+                if slot.as_ref().is_none_or(|g| g.in_baseline && !known) {
                     let mut group = self.fold.new_group(
                         None,
                         FindingRole::Unclassified,
@@ -512,6 +527,7 @@ impl<'db> Analyzer<'db> {
             self.opts.max_findings,
             ended_early,
             self.runs.run,
+            self.opts.baseline.is_some(),
         );
         self.fold.omitted += omitted;
         self.counts.noise_processes = self.noise_processes.count();
@@ -561,6 +577,7 @@ impl<'db> Analyzer<'db> {
             findings_omitted: self.fold.omitted,
             ended_early,
             counts: self.counts,
+            baseline: self.opts.baseline.as_ref().map(|b| b.info()),
             matches,
         }
     }

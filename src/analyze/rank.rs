@@ -10,6 +10,8 @@
 //!    `what():` message of an uncaught C++ exception, then a symptom standing in, then a
 //!    stand-in error line, then a traceback cut by the end of the input, then a terminal line
 //!    (`Killed`, `exited with code 1`).
+//!    With a baseline (`--baseline`), a failure the good run printed too ranks after the new
+//!    failures of its run, and inside each other tier a known finding after the new ones.
 //! 3. The innermost exception of a chain (or no exception at all) before a wrapper.
 //! 4. The earliest: by timestamp when every finding of the tier has one, else by position.
 
@@ -23,7 +25,17 @@ use faultline_db::{interpolate, Database};
 const FAILURE_TIERS: u8 = 2;
 
 /// A group's rank key: smaller ranks first.
-type RankKey = (u8, std::cmp::Reverse<u32>, u8, Source, bool, i64, u64);
+type RankKey = (
+    u8,
+    std::cmp::Reverse<u32>,
+    bool,
+    u8,
+    bool,
+    Source,
+    bool,
+    i64,
+    u64,
+);
 
 impl Group {
     /// The tier, 0 (fatal cause) to 6 (noise): fatal cause > fatal unclassified > fatal cause
@@ -55,7 +67,9 @@ impl Group {
         (
             u8::from(!failing),
             std::cmp::Reverse(if failing { self.run } else { 0 }),
+            failing && self.in_baseline,
             tier,
+            !failing && self.in_baseline,
             if tier == 1 {
                 self.source
             } else {
@@ -110,6 +124,7 @@ pub(super) fn findings(
     max: usize,
     ended_early: bool,
     runs: u32,
+    with_baseline: bool,
 ) -> (Vec<Finding>, Vec<usize>, u64) {
     let mut tier_ts_complete = [true; 7];
     for g in groups {
@@ -169,6 +184,7 @@ pub(super) fn findings(
             remediation,
             traceback: g.traceback.clone(),
             why: why(g, tier_ts_complete[g.tier() as usize], runs),
+            in_baseline: with_baseline.then_some(g.in_baseline),
         });
     }
     (findings, rank_of, omitted)
@@ -199,6 +215,9 @@ fn why(g: &Group, by_time: bool, runs: u32) -> String {
     }
     if runs > 1 {
         parts.push(format!("run {} of {runs}", g.run));
+    }
+    if g.in_baseline {
+        parts.push("also in the good run: ranked after the new findings of its kind".into());
     }
     match g.chain_pos {
         Some(0) => parts.push("innermost exception of its chain".into()),

@@ -92,6 +92,7 @@ pub(super) fn cut_traceback(
         // A guess: it does not fail the log on its own, unless nothing caught it.
         survivable_sig: !uncaught,
         error_level: false,
+        in_baseline: false,
         fate: if uncaught { Fate::Ended } else { Fate::Pending },
         run,
         retry: None,
@@ -175,7 +176,7 @@ pub(super) fn error_line(
         .filter(|g| g.survived.is_none())
     {
         counts.unclassified_lines += 1;
-        counts.unmatched_error_lines = counts.unmatched_error_lines.saturating_sub(1);
+        uncount_error_line(counts, g.in_baseline);
         g.fate = Fate::Ended;
         let line = g.line;
         groups.push(g);
@@ -241,11 +242,22 @@ pub(super) fn tail_line(
     counts.unclassified_lines += 1;
     if recent.errors.contains(&found.line) {
         // Counted as an error line no finding took; now a finding takes it.
-        counts.unmatched_error_lines = counts.unmatched_error_lines.saturating_sub(1);
+        uncount_error_line(counts, group.in_baseline);
     }
     fold.groups.push(group);
     let index = fold.groups.len() - 1;
     if let Some(m) = matches.iter_mut().find(|(m, _)| m.line == found.line) {
         m.1 = index;
     }
+}
+
+/// An error line no finding took, counted as new or as known to the baseline, that a finding
+/// now takes.
+fn uncount_error_line(counts: &mut Counts, in_baseline: bool) {
+    let count = if in_baseline {
+        &mut counts.baseline_lines
+    } else {
+        &mut counts.unmatched_error_lines
+    };
+    *count = count.saturating_sub(1);
 }

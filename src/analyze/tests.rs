@@ -483,6 +483,7 @@ fn max_findings_evicts_the_lowest_ranked_never_a_failure() {
         AnalyzeOptions {
             all: false,
             max_findings: 10,
+            ..AnalyzeOptions::default()
         },
     );
     assert_eq!(r.findings.len(), 10, "{:#?}", r.findings);

@@ -101,6 +101,7 @@ fn detailed(out: &mut String, label: &str, f: &Finding, runs: u32) {
     if let Some(t) = &f.timestamp {
         at.push_str(&format!(" · {}", safe(t)));
     }
+    at.push_str(also_in_good_run(f));
     let _ = writeln!(out, "  {at}{}", processes(f));
     if f.tentative {
         let _ = writeln!(
@@ -126,12 +127,22 @@ fn brief(out: &mut String, f: &Finding) {
     let id = safe(f.signature.as_deref().unwrap_or("unclassified"));
     let _ = writeln!(
         out,
-        "  #{} {}{}  {}  [{id}]",
+        "  #{} {}{}{}  {}  [{id}]",
         f.rank,
         occurrences(f),
+        also_in_good_run(f),
         processes(f),
         safe(&f.title)
     );
+}
+
+/// A finding the good run printed too (`--baseline`) says so.
+fn also_in_good_run(f: &Finding) -> &'static str {
+    if f.in_baseline == Some(true) {
+        " · also in the good run"
+    } else {
+        ""
+    }
 }
 
 /// What the human report's hints call the options they point at: the library names its

@@ -154,6 +154,10 @@ pub struct Finding {
     pub traceback: Option<Vec<String>>,
     /// Why the finding stands where it does in the ranking.
     pub why: String,
+    /// Whether its first line's template is in the baseline (`--baseline`): the good run
+    /// printed it too. Present on every finding when the report has a baseline.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub in_baseline: Option<bool>,
 }
 
 fn one() -> u32 {
@@ -213,6 +217,21 @@ pub struct Counts {
     /// Lines of run evidence (start, progress, completion, stop signatures).
     #[serde(default)]
     pub evidence_lines: u64,
+    /// ERROR-level or exception lines that became no finding and whose template is in the
+    /// baseline (`--baseline`); `unmatched_error_lines` counts only the new ones.
+    #[serde(default)]
+    pub baseline_lines: u64,
+}
+
+/// The baselines a report was made against (`--baseline GOOD`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BaselineInfo {
+    /// The good runs' inputs, in the order given.
+    pub inputs: Vec<String>,
+    /// Distinct line templates held.
+    pub templates: u64,
+    /// Templates not kept past `--baseline-max-templates`.
+    pub templates_dropped: u64,
 }
 
 /// The report for one input.
@@ -258,6 +277,9 @@ pub struct Report {
     pub ended_early: bool,
     /// Matched lines by role.
     pub counts: Counts,
+    /// The baselines the findings were compared with; null without `--baseline`.
+    #[serde(default)]
+    pub baseline: Option<BaselineInfo>,
     /// Every matched line (only with [`crate::AnalyzeOptions::all`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub matches: Option<Vec<MatchedLine>>,

@@ -9,6 +9,7 @@
 mod common;
 
 mod archive;
+mod baseline;
 mod bulk;
 mod cli;
 mod corpus;

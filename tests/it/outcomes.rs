@@ -21,10 +21,10 @@ fn report(log: &[u8]) -> Report {
 }
 
 /// Corpus logs with their text.
-type Logs = Vec<(Case, Vec<u8>)>;
+pub(crate) type Logs = Vec<(Case, Vec<u8>)>;
 
 /// The fragments of the corpus, healthy and failing, with their text.
-fn corpus() -> &'static (Logs, Logs) {
+pub(crate) fn corpus() -> &'static (Logs, Logs) {
     static CORPUS: OnceLock<(Logs, Logs)> = OnceLock::new();
     CORPUS.get_or_init(|| {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");

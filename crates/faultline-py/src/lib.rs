@@ -127,7 +127,11 @@ fn analyze_options(all: bool, max_findings: i64) -> PyResult<AnalyzeOptions> {
     // Values this large mean "no practical limit" and are clamped, so that the analysis's
     // `max + 16` and `2 * max` cannot overflow on any target (issue 30 item 8).
     let max_findings = max_findings.min(usize::MAX >> 2);
-    Ok(AnalyzeOptions { all, max_findings })
+    Ok(AnalyzeOptions {
+        all,
+        max_findings,
+        baseline: None,
+    })
 }
 
 /// Thread pools kept for reuse, the most recently used last.

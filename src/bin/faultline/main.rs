@@ -24,6 +24,7 @@ use faultline::{Summary, SummaryBuilder};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod baseline;
 mod cli;
 mod output;
 
@@ -137,6 +138,14 @@ struct ScanArgs {
     /// counted in `findings_omitted`, never a fatal cause for a lower finding.
     #[arg(long, value_name = "N", default_value_t = faultline::DEFAULT_MAX_FINDINGS)]
     max_findings: usize,
+    /// A good run of the same job (a file or a directory; repeatable): findings whose first
+    /// line it printed too (numbers, ids, paths and times masked) rank after the new ones of
+    /// their kind and say "also in the good run". Never changes the exit status.
+    #[arg(long, value_name = "GOOD")]
+    baseline: Vec<PathBuf>,
+    /// Most distinct line templates kept from the baselines (the first seen are kept).
+    #[arg(long, value_name = "N", default_value_t = faultline::DEFAULT_BASELINE_MAX_TEMPLATES)]
+    baseline_max_templates: usize,
     /// In directories, scan only files matching GLOB (repeatable; without `/` it matches the
     /// file name, with `/` the path below the directory).
     #[arg(long, value_name = "GLOB")]
@@ -421,6 +430,14 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         max_line_bytes: args.max_line_bytes,
         ..ScanOptions::default()
     };
+    let baseline = baseline::load(
+        db,
+        &args.baseline,
+        &args.paths,
+        args.baseline_max_templates,
+        &opts,
+        &mut |line| note(line),
+    )?;
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from("-")]
     } else {
@@ -448,6 +465,7 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     AnalyzeOptions {
                         all: args.all,
                         max_findings: args.max_findings.min(MAX_FINDINGS_CAP),
+                        baseline: baseline.clone(),
                     },
                 )),
                 Entry::Skipped { .. } => None,
