@@ -191,9 +191,9 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8], real: &[u8])
     let mut within: Option<(f64, Vec<usize>)> = None;
     let mut beyond: Option<(f64, Vec<usize>)> = None;
     // Over the packed searchers' limit, the general prefilter runs at about the same speed
-    // whatever its anchor count, so the rarest cover wins there (was: the fewest anchors,
+    // whatever its anchor count, so the rarest cover wins there (not the fewest anchors,
     // which are the most common substrings: with 500 extra signatures, "ing " and "ion "
-    // made 70% of a serving log's lines candidates and the scan 70 times slower).
+    // make 70% of a serving log's lines candidates and the scan 70 times slower).
     let mut rarest_over: Option<(f64, Vec<usize>)> = None;
     for price in prices {
         let chosen = weighted_cover(&cands, &wanted, price);
