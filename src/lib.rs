@@ -53,10 +53,7 @@ pub mod tools;
 /// findings fold by.
 pub use analyze::line::{fold_key, parse_line, LineInfo};
 /// Analysis: from an input to a ranked [`Report`].
-pub use analyze::{
-    analyze_input, analyze_path, failed_input_report, AnalyzeOptions, Analyzer,
-    DEFAULT_MAX_FINDINGS,
-};
+pub use analyze::{analyze_input, analyze_path, AnalyzeOptions, Analyzer, DEFAULT_MAX_FINDINGS};
 /// The database and the signature set built into this crate.
 pub use embedded::{embedded_signature_set, EmbeddedDatabase};
 /// Typed errors: this crate's, and the signature database's inside [`Error::Db`] with their
@@ -83,7 +80,7 @@ pub use report::{
     HumanHints, MatchedLine, Report, RunOutcome, RunState, MAX_PROCESSES_LISTED, SCHEMA_VERSION,
 };
 /// Text made safe for a terminal (control characters escaped).
-pub use sanitize::{terminal_safe, terminal_safe_bytes, terminal_safe_lines};
+pub use sanitize::{terminal_safe, terminal_safe_lines};
 /// Inputs, scan options and the scanner; the parallel directory walk of a sweep.
 pub use scan::walk::{walk, Entry, Shard, SkipReason, WalkOptions};
 pub use scan::{

@@ -39,7 +39,7 @@ pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// [`terminal`] for text of several lines: each line escaped, the newlines between them kept
+/// [`terminal_safe`] for text of several lines: each line escaped, the newlines between them kept
 /// (tables and reports whose cells hold titles, paths or log text).
 pub fn terminal_safe_lines(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -50,11 +50,6 @@ pub fn terminal_safe_lines(text: &str) -> String {
         out.push_str(&terminal_safe(line));
     }
     out
-}
-
-/// [`terminal`] for raw bytes: bytes that are not UTF-8 become U+FFFD first.
-pub fn terminal_safe_bytes(bytes: &[u8]) -> String {
-    terminal_safe(&String::from_utf8_lossy(bytes)).into_owned()
 }
 
 /// Removes ANSI escape sequences (`ESC [ ... letter`) and keeps what a terminal showed after
@@ -126,9 +121,10 @@ mod tests {
     fn c1_controls_are_escaped_from_utf8_and_lost_from_raw_bytes() {
         // U+009B is a one-character CSI, encoded in UTF-8 as c2 9b.
         assert_eq!(terminal_safe("a\u{9b}2Jb\u{85}"), "a\\u{9b}2Jb\\u{85}");
-        assert_eq!(terminal_safe_bytes(b"a\xc2\x9b2J"), "a\\u{9b}2J");
+        let raw = |b: &[u8]| terminal_safe(&String::from_utf8_lossy(b)).into_owned();
+        assert_eq!(raw(b"a\xc2\x9b2J"), "a\\u{9b}2J");
         // A lone 0x9b byte is not UTF-8: it is shown as U+FFFD, which a terminal only shows.
-        assert_eq!(terminal_safe_bytes(b"a\x9b2J"), "a\u{fffd}2J");
+        assert_eq!(raw(b"a\x9b2J"), "a\u{fffd}2J");
     }
 
     #[test]

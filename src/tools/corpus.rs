@@ -290,7 +290,7 @@ pub fn corpus_logs(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Loads every sidecar under `dir` (recursively) with the log beside it, sorted by path.
-/// Logs without a sidecar are not cases (see [`log_files`]). All problems are collected: a
+/// Logs without a sidecar are not cases (see [`corpus_logs`]). All problems are collected: a
 /// sidecar that does not parse (with `file:line:column`), a sidecar without a log or with
 /// more than one, an empty `root_cause`.
 pub fn load_corpus(dir: &Path) -> Result<Vec<Case>> {

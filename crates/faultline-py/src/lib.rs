@@ -148,7 +148,7 @@ type Pools = Vec<(usize, Arc<rayon::ThreadPool>)>;
 /// A rayon pool for a thread count, reused across calls (building one per call would cost a
 /// thread start per worker per call). At most [`POOLS_KEPT`] pools are kept, the least
 /// recently used let go first (its threads end once the calls using it return): one pool
-/// per distinct `threads` value kept forever left 11,328 OS threads for j = 1..150 (issue 30).
+/// per distinct `threads` value kept forever would leave 11,328 OS threads for j = 1..150.
 fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
     static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
     let mut pools = POOLS
