@@ -18,7 +18,7 @@ static ARCHIVE: &Aligned<[u8]> =
     &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/embedded.fldb")));
 
 /// The embedded signature files, as a set (paths read `signatures/NAME`).
-pub fn signature_set() -> crate::Result<SignatureSet> {
+pub fn embedded_signature_set() -> faultline_db::Result<SignatureSet> {
     load_sources(
         FILES
             .iter()

@@ -6,9 +6,10 @@
 //! which scans an [`Input`] ([`open`] a path: mmap, stream, `.gz`, `.zst`) into hits, which
 //! the analysis turns into a ranked [`Report`] ([`analyze_input`], [`analyze_path`]).
 //!
-//! Around that pipeline: [`walk`] turns directories into the inputs of a sweep (globs,
-//! shards), [`Summary`] tables many reports, and [`profile_corpus`] measures a signature set
-//! over a corpus of logs with expected answers. The command line (`faultline`) is a binary
+//! Around that pipeline: [`walk`] turns directories into the entries of a sweep (globs;
+//! [`Shard`] keeps one shard of them), [`sweep`] turns entries into reports, [`Summary`]
+//! tables many reports, and [`tools`] measures a signature set over a corpus of logs with
+//! expected answers. The command line (`faultline`) is a binary
 //! of this package built on the same face; without the default `cli` feature the library
 //! pulls in no clap or indicatif. See docs/ARCHITECTURE.md for the crate and module map.
 //!
@@ -33,14 +34,14 @@
 // The modules are private: everything a crate user (this package's binary, the Python
 // package, tests, benches, fuzz targets and tools included) calls is re-exported below.
 mod analyze;
-mod bench;
-mod corpus;
-mod diff;
 mod embedded;
+mod error;
 mod report;
 mod sanitize;
 mod scan;
 mod summary;
+mod sweep;
+pub mod tools;
 
 // The signature format, its compiler and the compiled database live in the `faultline-db`
 // crate: the modules above use its face (`faultline_db::…`), and this face re-exports what
@@ -50,32 +51,16 @@ mod summary;
 
 /// Line structure: a raw line's process tag, level, timestamp and message, and the key
 /// findings fold by.
-pub use analyze::line::{mask as fold_key, parse as parse_line, LineInfo};
+pub use analyze::line::{fold_key, parse_line, LineInfo};
 /// Analysis: from an input to a ranked [`Report`].
-pub use analyze::{
-    analyze_input, analyze_path, failed_input_report, AnalyzeOptions, Analyzer,
-    DEFAULT_MAX_FINDINGS,
-};
+pub use analyze::{analyze_input, analyze_path, AnalyzeOptions, Analyzer, DEFAULT_MAX_FINDINGS};
 /// Good runs of the same job (`--baseline`): their line templates, and the template function.
 pub use analyze::{line_template, template_hash, Baseline, DEFAULT_BASELINE_MAX_TEMPLATES};
-/// A signature set's cost profile over a corpus: throughput, per-signature confirm cost,
-/// top-1 accuracy (`faultline bench` prints it as tables), and the verdict on two sets.
-pub use bench::{
-    run as profile_corpus, run_all as profile_corpus_sets, verdict as compare_pass_times, Accuracy,
-    BenchOptions, CategoryAccuracy, Corpus, Cost, Miss, SetBench, Verdict, MIN_EFFECT,
-};
-/// A corpus of logs with their expected answers (`NAME.expect.toml` sidecars).
-pub use corpus::{
-    load_dir as load_corpus, log_files as corpus_logs, precision_lint, Case, Composition,
-    Expectation, Imprecision, Outcome, LOG_SUFFIXES, RUN_OUTCOMES, SIDECAR_SUFFIX,
-};
-/// What changed between two signature sets, and how their first findings differ on a corpus.
-pub use diff::{
-    diff_corpus, diff_sets, Changed, FindingChange, FirstFinding, Removed, SetDiff, MEANING_FIELDS,
-};
-/// The signature set built into this crate.
-pub use embedded::signature_set as embedded_signature_set;
-pub use embedded::EmbeddedDatabase;
+/// The database and the signature set built into this crate.
+pub use embedded::{embedded_signature_set, EmbeddedDatabase};
+/// Typed errors: this crate's, and the signature database's inside [`Error::Db`] with their
+/// typed causes.
+pub use error::{DbError, Error, Result, Usage};
 /// Signature files: load a directory or sources, the set and its parts.
 pub use faultline_db::{
     load_dir, load_sources, DbInfo, Located, Role, Severity, Signature, SignatureSet, SourceFile,
@@ -86,9 +71,8 @@ pub use faultline_db::{
 pub use faultline_db::{unnamed, Database, SignatureInfo};
 /// The compiled database as a file.
 pub use faultline_db::{Archive, ARCHIVE_FORMAT, ARCHIVE_MAGIC, MAX_DFA_BYTES};
-/// Typed errors.
 pub use faultline_db::{
-    ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Location, Problem, Result, Usage,
+    ArchiveInvalid, ArchiveProblem, ArchiveRemedy, DfaProblem, Limit, Location, Problem,
 };
 /// The deterministic serving-log generator (benchmarks, tests, tools).
 pub use faultline_db::{LogGen, SynthOptions};
@@ -99,10 +83,7 @@ pub use report::{
     SCHEMA_VERSION,
 };
 /// Text made safe for a terminal (control characters escaped).
-pub use sanitize::{
-    terminal as terminal_safe, terminal_bytes as terminal_safe_bytes,
-    terminal_lines as terminal_safe_lines,
-};
+pub use sanitize::{terminal_safe, terminal_safe_lines};
 /// Inputs, scan options and the scanner; the parallel directory walk of a sweep.
 pub use scan::walk::{walk, Entry, Shard, SkipReason, WalkOptions};
 pub use scan::{
@@ -113,6 +94,8 @@ pub use scan::{
 pub use summary::{
     table, FailedInput, RepeatedInput, SignatureRow, Summary, SummaryBuilder, UNCLASSIFIED,
 };
+/// The reports of a sweep's entries ([`Entry::report`] for one).
+pub use sweep::sweep;
 
 // Here rather than beside the type, whose fields are the analysis' own.
 impl std::fmt::Debug for Analyzer<'_> {
@@ -125,3 +108,9 @@ impl std::fmt::Debug for Analyzer<'_> {
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The README's library example as it was at commit 2a61866, unedited: the face must still
+/// run it (tests/face-2a61866/README.md).
+#[cfg(doctest)]
+#[doc = include_str!("../tests/face-2a61866/readme-library.md")]
+pub struct Face2a61866Doctests;

@@ -22,7 +22,7 @@ fn unsafe_char(c: char) -> bool {
 
 /// `text` with every character a terminal would obey shown escaped (see the module doc).
 /// Borrowed when there is nothing to escape.
-pub fn terminal(text: &str) -> Cow<'_, str> {
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     if !text.chars().any(unsafe_char) {
         return Cow::Borrowed(text);
     }
@@ -39,22 +39,17 @@ pub fn terminal(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// [`terminal`] for text of several lines: each line escaped, the newlines between them kept
+/// [`terminal_safe`] for text of several lines: each line escaped, the newlines between them kept
 /// (tables and reports whose cells hold titles, paths or log text).
-pub fn terminal_lines(text: &str) -> String {
+pub fn terminal_safe_lines(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        out.push_str(&terminal(line));
+        out.push_str(&terminal_safe(line));
     }
     out
-}
-
-/// [`terminal`] for raw bytes: bytes that are not UTF-8 become U+FFFD first.
-pub fn terminal_bytes(bytes: &[u8]) -> String {
-    terminal(&String::from_utf8_lossy(bytes)).into_owned()
 }
 
 /// Removes ANSI escape sequences (`ESC [ ... letter`) and keeps what a terminal showed after
@@ -91,53 +86,63 @@ mod tests {
     #[test]
     fn plain_text_and_tabs_pass_unchanged() {
         let t = "torch.OutOfMemoryError:\tCUDA out of memory — 2.00 GiB (ünïcode ok)";
-        assert!(matches!(terminal(t), Cow::Borrowed(_)));
-        assert_eq!(terminal(t), t);
+        assert!(matches!(terminal_safe(t), Cow::Borrowed(_)));
+        assert_eq!(terminal_safe(t), t);
     }
 
     #[test]
     fn c0_controls_del_and_line_breaks_are_escaped() {
-        assert_eq!(terminal("a\x08b\x7fc\x07"), "a\\x08b\\x7fc\\x07");
+        assert_eq!(terminal_safe("a\x08b\x7fc\x07"), "a\\x08b\\x7fc\\x07");
         assert_eq!(
-            terminal("x.log\nROOT CAUSE: forged"),
+            terminal_safe("x.log\nROOT CAUSE: forged"),
             "x.log\\x0aROOT CAUSE: forged"
         );
-        assert_eq!(terminal("progress\rERROR"), "progress\\x0dERROR");
-        assert_eq!(terminal("nul\0"), "nul\\x00");
-        assert_eq!(terminal_lines("a\x1b[2J\nb\rc\n"), "a\\x1b[2J\nb\\x0dc\n");
+        assert_eq!(terminal_safe("progress\rERROR"), "progress\\x0dERROR");
+        assert_eq!(terminal_safe("nul\0"), "nul\\x00");
+        assert_eq!(
+            terminal_safe_lines("a\x1b[2J\nb\rc\n"),
+            "a\\x1b[2J\nb\\x0dc\n"
+        );
     }
 
     #[test]
     fn escape_sequences_lose_their_escape() {
         // CSI (clear screen), OSC (window title, hyperlink), DCS (a query the terminal answers).
-        assert_eq!(terminal("\x1b[2Jx"), "\\x1b[2Jx");
-        assert_eq!(terminal("\x1b]0;pwned\x07"), "\\x1b]0;pwned\\x07");
+        assert_eq!(terminal_safe("\x1b[2Jx"), "\\x1b[2Jx");
+        assert_eq!(terminal_safe("\x1b]0;pwned\x07"), "\\x1b]0;pwned\\x07");
         assert_eq!(
-            terminal("\x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\"),
+            terminal_safe("\x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\"),
             "\\x1b]8;;http://evil/\\x1b\\link\\x1b]8;;\\x1b\\"
         );
-        assert_eq!(terminal("\x1bP$q\"p\x1b\\"), "\\x1bP$q\"p\\x1b\\");
+        assert_eq!(terminal_safe("\x1bP$q\"p\x1b\\"), "\\x1bP$q\"p\\x1b\\");
     }
 
     #[test]
     fn c1_controls_are_escaped_from_utf8_and_lost_from_raw_bytes() {
         // U+009B is a one-character CSI, encoded in UTF-8 as c2 9b.
-        assert_eq!(terminal("a\u{9b}2Jb\u{85}"), "a\\u{9b}2Jb\\u{85}");
-        assert_eq!(terminal_bytes(b"a\xc2\x9b2J"), "a\\u{9b}2J");
+        assert_eq!(terminal_safe("a\u{9b}2Jb\u{85}"), "a\\u{9b}2Jb\\u{85}");
+        let raw = |b: &[u8]| terminal_safe(&String::from_utf8_lossy(b)).into_owned();
+        assert_eq!(raw(b"a\xc2\x9b2J"), "a\\u{9b}2J");
         // A lone 0x9b byte is not UTF-8: it is shown as U+FFFD, which a terminal only shows.
-        assert_eq!(terminal_bytes(b"a\x9b2J"), "a\u{fffd}2J");
+        assert_eq!(raw(b"a\x9b2J"), "a\u{fffd}2J");
     }
 
     #[test]
     fn bidi_overrides_and_isolates_are_escaped() {
-        assert_eq!(terminal("evil\u{202e}gol.exe"), "evil\\u{202e}gol.exe");
+        assert_eq!(terminal_safe("evil\u{202e}gol.exe"), "evil\\u{202e}gol.exe");
         for c in [
             '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}', '\u{2066}', '\u{2067}', '\u{2068}',
             '\u{2069}',
         ] {
-            assert_eq!(terminal(&c.to_string()), format!("\\u{{{:x}}}", c as u32));
+            assert_eq!(
+                terminal_safe(&c.to_string()),
+                format!("\\u{{{:x}}}", c as u32)
+            );
         }
         // Neighbours that are ordinary text stay.
-        assert_eq!(terminal("\u{2029}\u{206a}\u{a0}"), "\u{2029}\u{206a}\u{a0}");
+        assert_eq!(
+            terminal_safe("\u{2029}\u{206a}\u{a0}"),
+            "\u{2029}\u{206a}\u{a0}"
+        );
     }
 }

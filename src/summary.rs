@@ -26,11 +26,12 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write;
 
-use crate::sanitize::terminal as safe;
+use crate::sanitize::terminal_safe as safe;
 use serde::{Deserialize, Serialize};
 
+use crate::error::{Error, Result};
 use crate::report::{DatabaseRef, FindingRole, Report};
-use faultline_db::{Error, Location, Problem, Result};
+use faultline_db::{Location, Problem};
 
 /// The row key used for findings without a signature (role `unclassified`).
 pub const UNCLASSIFIED: &str = "(unclassified)";
@@ -320,7 +321,7 @@ impl SummaryBuilder {
             s.lines = s.lines.saturating_add(r.lines);
             s.binary += u64::from(r.binary);
             // A set beside the list (first seen first): searching the list for each report
-            // was quadratic in distinct databases (80k reports: 29.5 s).
+            // would be quadratic in distinct databases (80k reports: 29.5 s).
             if let Some(db) = &r.database {
                 if databases_seen.insert(db) {
                     s.databases.push(db.clone());

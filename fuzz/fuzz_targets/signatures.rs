@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use faultline::{load_sources, SourceFile};
-use faultline::{Database, Error};
+use faultline::{Database, DbError as Error};
 use libfuzzer_sys::fuzz_target;
 
 const HEADER: &str = "name = \"fuzz\"\nversion = \"2026.12.0\"\nformat = 1\n";

@@ -69,7 +69,7 @@ impl Baseline {
 
     /// Adds the template of one raw line (its prefix is parsed off first).
     pub fn add_line(&mut self, raw: &[u8]) {
-        let info = super::line::parse(raw);
+        let info = super::line::parse_line(raw);
         self.add_message(&info.message);
     }
 
@@ -126,7 +126,7 @@ mod tests {
     fn the_prefix_is_not_part_of_the_template() {
         let mut b = Baseline::new(10);
         b.add_line(b"(WorkerDict pid=626895) INFO 04-03 07:06:46 [x.py:1] Saved to /data/a/x.pt");
-        let info = crate::analyze::line::parse(
+        let info = crate::analyze::line::parse_line(
             b"(WorkerDict pid=7) INFO 05-09 01:00:00 [x.py:9] Saved to /tmp/b.pt",
         );
         assert!(b.knows(&info.message), "{:?}", info.message);

@@ -369,7 +369,7 @@ impl<'db> FoldStore<'db> {
         };
         let key = noise
             .is_none()
-            .then(|| (run, sig, line::mask(key_prefix(&info.message))));
+            .then(|| (run, sig, line::fold_key(key_prefix(&info.message))));
         let found = match (noise, &key) {
             (Some(s), _) => self.noise_group[s],
             (None, Some(k)) => self.index.get(k).copied(),

@@ -171,7 +171,7 @@ fn process_of(rule: Rule, m: &[u8]) -> Option<String> {
 }
 
 /// Parses the prefixes of a raw line (without its terminator).
-pub fn parse(raw: &[u8]) -> LineInfo {
+pub fn parse_line(raw: &[u8]) -> LineInfo {
     let text = display_text(raw);
     let (mut info, pos) = prefixes(&text, false);
     info.message = lossy(&text[pos..]);
@@ -238,7 +238,7 @@ fn prefixes(text: &[u8], process_only: bool) -> (LineInfo, usize) {
 
 /// The folding key of a message: digit runs and hex numbers masked, so that the same message
 /// from many ranks, pids and repeats folds into one.
-pub fn mask(message: &str) -> String {
+pub fn fold_key(message: &str) -> String {
     let b = message.as_bytes();
     let mut out = String::with_capacity(b.len());
     let mut i = 0;

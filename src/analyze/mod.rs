@@ -195,7 +195,7 @@ impl<'db> Analyzer<'db> {
                 }
             }
         }
-        let info = line::parse(&hit.text);
+        let info = line::parse_line(&hit.text);
         let process = process_key(info.process.as_deref().unwrap_or(""));
         if self
             .runs

@@ -230,7 +230,7 @@ pub(super) fn stand_in(
         .into_iter()
         .skip(skip)
         .map(|(line, offset, raw)| {
-            let info = line::parse(raw);
+            let info = line::parse_line(raw);
             let level = level(&info);
             TailLine {
                 line,

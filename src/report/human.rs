@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::{Finding, FindingRole, Report};
 use crate::sanitize::display_text;
-use crate::sanitize::terminal as safe;
+use crate::sanitize::terminal_safe as safe;
 
 /// Longest text shown for one line; the rest is counted, not dropped silently.
 const SHOW_BYTES: usize = 600;

@@ -9,8 +9,8 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use memmap2::Mmap;
 
 use super::{scan_reader, scan_slice, scan_slice_releasing, Hit, ScanOptions, ScanStats};
+use crate::error::Error;
 use faultline_db::Database;
-use faultline_db::Error;
 
 /// How an input's bytes are encoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use std::str::FromStr;
 
 use globset::{GlobSet, GlobSetBuilder};
 
-use faultline_db::{Error, Result, Usage};
+use crate::error::{Error, Result, Usage};
 
 /// One of N disjoint parts of a sweep (`I/N`, I in 1..=N).
 ///
@@ -79,8 +79,6 @@ pub struct WalkOptions {
     pub excludes: Vec<String>,
     /// Follow symlinked directories (loops are detected and reported, never followed).
     pub follow: bool,
-    /// Keep only this shard's inputs.
-    pub shard: Option<Shard>,
 }
 
 /// One entry of a sweep, in output order.
@@ -228,9 +226,6 @@ pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
         walk_dir(root, opts.follow, &globs, &excludes, &mut out);
     }
     scan_once(&mut out);
-    if let Some(shard) = opts.shard {
-        out.retain(|e| shard.keeps(e));
-    }
     Ok(out)
 }
 
@@ -494,11 +489,10 @@ mod tests {
         let all = inputs(&walk(&root, &WalkOptions::default()).unwrap());
         let mut union = Vec::new();
         for i in 1..=3 {
-            let opts = WalkOptions {
-                shard: Some(format!("{i}/3").parse().unwrap()),
-                ..WalkOptions::default()
-            };
-            union.extend(inputs(&walk(&root, &opts).unwrap()));
+            let shard: Shard = format!("{i}/3").parse().unwrap();
+            let mut entries = walk(&root, &WalkOptions::default()).unwrap();
+            entries.retain(|e| shard.keeps(e));
+            union.extend(inputs(&entries));
         }
         union.sort();
         assert_eq!(union, all);

@@ -208,8 +208,8 @@ fn a_literal_backslash_name_never_merges_with_a_raw_name() {
     assert!(!b.finish().to_json().contains("ambiguous"));
 }
 
-/// Issue 30 gap: `finish` is linear in the number of distinct databases (it searched the list
-/// of databases seen so far for each report: 80k reports took 29.5 s). 100k reports, each made
+/// `finish` is linear in the number of distinct databases (searching the list of databases
+/// seen so far for each report, 80k reports take 29.5 s). 100k reports, each made
 /// with its own database, under a generous deadline (a quadratic pass is 5e9 comparisons).
 #[test]
 fn finish_is_linear_in_distinct_databases() {

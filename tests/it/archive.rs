@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use faultline::embedded_signature_set;
 use faultline::SignatureSet;
-use faultline::{Database, Error};
+use faultline::{Database, DbError as Error};
 use faultline::{ARCHIVE_FORMAT as FORMAT, ARCHIVE_MAGIC as MAGIC, MAX_DFA_BYTES};
 use proptest::prelude::*;
 

@@ -367,7 +367,7 @@ fn bench_against_an_older_set_prints_both() {
     let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
     // Every sidecar, the whole logs' under tests/corpus/whole/ included.
     let sidecars =
-        faultline::load_corpus(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
+        faultline::tools::load_corpus(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
             .unwrap()
             .len() as u64;
     let sets = v["sets"].as_array().unwrap();
@@ -504,9 +504,10 @@ fn db_diff_from_the_previous_release_makes_no_diagnosis_worse() {
     );
 
     let corpus = &v["corpus"];
-    let logs = faultline::corpus_logs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
-        .unwrap()
-        .len() as u64;
+    let logs =
+        faultline::tools::corpus_logs(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"))
+            .unwrap()
+            .len() as u64;
     assert!(logs > 0);
     assert_eq!(corpus["inputs"].as_u64(), Some(logs), "{corpus}");
     assert_eq!(

@@ -4,9 +4,9 @@
 use faultline::EmbeddedDatabase;
 use std::path::Path;
 
+use faultline::tools::{load_corpus, Case};
 use faultline::Database;
 use faultline::{analyze_input, AnalyzeOptions};
-use faultline::{load_corpus, Case};
 use faultline::{open, Input, ScanOptions};
 
 fn all_cases() -> Vec<Case> {
@@ -122,7 +122,7 @@ fn corpus_findings_do_not_depend_on_chunking_threads_or_streaming() {
 }
 
 /// The default analysis of `case`'s log, checked against its sidecar.
-fn check(db: &Database, case: &Case) -> faultline::Outcome {
+fn check(db: &Database, case: &Case) -> faultline::tools::Outcome {
     let opts = ScanOptions::default();
     case.check(&analyze_input(
         db,
@@ -384,12 +384,12 @@ fn precision_lint_names_fatal_signatures_on_healthy_lines() {
     let cases = load_corpus(dir.path()).unwrap();
     let db = Database::embedded();
     let none = std::collections::HashSet::new();
-    let found = faultline::precision_lint(db, &none, &cases).unwrap();
+    let found = faultline::tools::precision_lint(db, &none, &cases).unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].signature, "python.import.module-not-found");
     assert_eq!((found[0].case.as_str(), found[0].line), ("h", 2));
     let ok = std::collections::HashSet::from(["python.import.module-not-found".to_string()]);
-    assert!(faultline::precision_lint(db, &ok, &cases)
+    assert!(faultline::tools::precision_lint(db, &ok, &cases)
         .unwrap()
         .is_empty());
 }

@@ -1030,7 +1030,7 @@ fn db_compile_writes_safely_and_never_through_links_or_devices() {
     let dir = tmp();
     let sigs = tiny_signatures(dir.path());
     let victim = write(dir.path(), "victim", b"precious");
-    // A symlink planted where the old code put its temporary file is never followed.
+    // A symlink planted at the predictable name `db.fl.tmp` is never followed.
     let out = dir.path().join("db.fl");
     std::os::unix::fs::symlink(&victim, dir.path().join("db.fl.tmp")).expect("symlink");
     let o = db_compile(&sigs, out.as_os_str());
@@ -1153,8 +1153,9 @@ fn file_names_that_are_not_utf8_keep_their_bytes_in_input_raw() {
 }
 
 /// Issue 30 item 4: a file literally named `job\xff.log` (a backslash, `x`, `f`, `f`) and a
-/// file whose name holds the byte 0xff are two inputs: summaries never merge them (was: one
-/// input, the OOM in the second file lost, exit 1), and the shared name is an error.
+/// file whose name holds the byte 0xff are two inputs: summaries never merge them (merged,
+/// the OOM in the second file would be lost and the status 1), and the shared name is an
+/// error.
 #[test]
 fn a_literal_backslash_name_and_a_raw_name_never_merge_in_summaries() {
     use std::os::unix::ffi::OsStrExt;

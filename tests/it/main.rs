@@ -14,6 +14,7 @@ mod bulk;
 mod cli;
 mod corpus;
 mod diagnosis;
+mod face;
 mod hostile;
 mod interleave;
 mod outcomes;

@@ -4,7 +4,8 @@
 //! never change a failing log's first finding or outcomes. Also: the shipped launch log twice
 //! in one file is two runs, the MLA/FP8 finding first, in run 2.
 
-use faultline::{analyze_input, load_corpus, AnalyzeOptions, Case, Database, EmbeddedDatabase};
+use faultline::tools::{load_corpus, Case};
+use faultline::{analyze_input, AnalyzeOptions, Database, EmbeddedDatabase};
 use faultline::{Input, Report, RunState, ScanOptions};
 use proptest::prelude::*;
 use std::path::Path;

@@ -238,7 +238,7 @@ counterexamples = ["nothing"]
     )
     .unwrap();
     let e = faultline::load_dir(dir.path()).unwrap_err();
-    let faultline::Error::Signatures { problems } = &e else {
+    let faultline::DbError::Signatures { problems } = &e else {
         panic!("{e}")
     };
     let all: Vec<String> = problems.iter().map(|p| p.to_string()).collect();

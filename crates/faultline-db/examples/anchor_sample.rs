@@ -1,7 +1,7 @@
 //! Regenerates the two sample texts anchor choice counts frequencies on:
 //!
-//! - `generated`: 192 KiB of generated healthy serving log (the text the compiler used to
-//!   generate itself), `crates/faultline-db/data/anchor-sample.log`;
+//! - `generated`: 192 KiB of generated healthy serving log (the generator's text, written
+//!   to a file so that the compiler need not run it), `crates/faultline-db/data/anchor-sample.log`;
 //! - `real DIR_OR_LOG...`: the ordinary lines of real logs,
 //!   `crates/faultline-db/data/anchor-sample-real.log`. Each `DIR` adds its `*.log` files in
 //!   name order (a file argument adds itself). A line that a signature or a structural

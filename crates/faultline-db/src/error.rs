@@ -1,4 +1,4 @@
-//! Typed errors. The binary turns each into one readable line.
+//! Typed errors of the signature database. A program turns each into one readable line.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -35,10 +35,12 @@ impl fmt::Display for Problem {
     }
 }
 
-/// Everything that can go wrong in faultline.
+/// Everything that can go wrong with a signature database: reading its files, the
+/// signatures themselves, a compiled archive, a limit, an id no signature has. (The
+/// `faultline` crate's own errors, about logs, corpora and reports, wrap this one.)
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// Reading a file or stream failed.
+    /// Reading or writing a signature file or an archive failed.
     #[error("{}: {source}", path.display())]
     Io {
         /// The file or stream.
@@ -47,33 +49,12 @@ pub enum Error {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// Reading an input failed part-way; findings before `offset` were kept.
-    #[error("{}: at byte offset {offset}: {source}", path.display())]
-    Input {
-        /// The input.
-        path: PathBuf,
-        /// How far reading got, in bytes.
-        offset: u64,
-        #[source]
-        /// The I/O error.
-        source: std::io::Error,
-    },
     /// The signature set is invalid. The first problem is shown; all are kept.
-    #[error("{}{}", problems.first().map(|p| p.to_string()).unwrap_or_default(), more(problems.len()))]
+    #[error("{}{}", problems.first().map(|p| p.to_string()).unwrap_or_default(), more_problems(problems.len()))]
     Signatures {
         /// Every problem found, in file order.
         problems: Vec<Problem>,
     },
-    /// A corpus directory is malformed (a sidecar that does not parse, a log without its pair).
-    /// The first problem is shown; all are kept.
-    #[error("{}{}", problems.first().map(|p| p.to_string()).unwrap_or_default(), more(problems.len()))]
-    Corpus {
-        /// Every problem found.
-        problems: Vec<Problem>,
-    },
-    /// A line of a JSON-lines report file (`faultline summary`) is not a report.
-    #[error("{0}")]
-    Report(Problem),
     /// A compiled database archive could not be used.
     #[error("{}: {reason}", path.display())]
     Archive {
@@ -85,51 +66,9 @@ pub enum Error {
     /// A resource limit was exceeded while compiling or archiving a signature set.
     #[error("{0}")]
     Limit(#[from] Limit),
-    /// The caller asked for something that cannot be done (an unknown id, a bad argument).
-    #[error("{0}")]
-    Usage(#[from] Usage),
-}
-
-/// A request that cannot be done as asked.
-#[derive(Debug, thiserror::Error)]
-pub enum Usage {
-    /// A shard that is not `I/N` with `1 <= I <= N`.
-    #[error("shard {0}: expected I/N with 1 <= I <= N")]
-    Shard(String),
-    /// A glob that does not parse.
-    #[error("{what} {glob}: {source}")]
-    Glob {
-        /// Which list it is in (`glob`, `exclude glob`).
-        what: &'static str,
-        /// The glob as given.
-        glob: String,
-        /// Why it does not parse.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// A list of globs that does not build into one matcher.
-    #[error("{what}: {source}")]
-    GlobSet {
-        /// Which list it is (`glob`, `exclude glob`).
-        what: &'static str,
-        /// Why it does not build.
-        #[source]
-        source: Box<dyn std::error::Error + Send + Sync>,
-    },
-    /// Standard input named more than once, in any form: `-`, or a path to the same stream
-    /// as file descriptor 0 (`/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`).
-    #[error("standard input is named more than once (`-`, /dev/stdin, /dev/fd/0 and /proc/self/fd/0 all name it): one stream can be read only once")]
-    StdinTwice,
-    /// A corpus directory without logs.
-    #[error("{}: no logs (*.log, *.log.gz, *.log.zst, *.gz, *.zst) in this corpus", .0.display())]
-    EmptyCorpus(PathBuf),
     /// A signature id to disable that no signature has.
     #[error("{0}: no signature has this id, so it cannot be disabled")]
     UnknownId(String),
-    /// A calling program's own message about its arguments (a command-line flag, a keyword
-    /// argument); the libraries never make one.
-    #[error("{0}")]
-    Caller(String),
 }
 
 /// A limit a signature set or a database went over, or an internal pattern that does not
@@ -171,8 +110,15 @@ pub enum Limit {
     Serialise(#[source] rkyv::rancor::Error),
 }
 
-/// What the binary's hints say to do about an archive it cannot use.
-const RECOMPILE: &str = "recompile with `faultline db compile`";
+/// What makes an archive usable again, for a program to word as a hint (the command line
+/// names its `db compile` command).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArchiveRemedy {
+    /// Compile the signature set into a new archive.
+    Recompile,
+    /// The archive is newer than this build: use a newer build, or compile a new archive.
+    UpgradeOrRecompile,
+}
 
 /// Why a compiled database archive cannot be used. Each message is one line.
 #[derive(Debug, thiserror::Error)]
@@ -198,7 +144,7 @@ pub enum ArchiveProblem {
         header: usize,
     },
     /// Written in another archive format.
-    #[error("archive format {found}, this faultline reads format {reads}; {}", if found > reads { format!("upgrade faultline or {RECOMPILE}") } else { RECOMPILE.to_string() })]
+    #[error("archive format {found}, this faultline reads format {reads}")]
     Format {
         /// The archive's format.
         found: u32,
@@ -217,7 +163,7 @@ pub enum ArchiveProblem {
         have: u64,
     },
     /// The payload's hash is not the one stored in the header.
-    #[error("content hash mismatch (stored {stored:016x}, computed {computed:016x}): the file is corrupt; {RECOMPILE}")]
+    #[error("content hash mismatch (stored {stored:016x}, computed {computed:016x}): the file is corrupt")]
     HashMismatch {
         /// The hash in the header.
         stored: u64,
@@ -231,10 +177,10 @@ pub enum ArchiveProblem {
     #[error("invalid archive: {0}")]
     Invalid(#[from] ArchiveInvalid),
     /// Built with other internal structural markers than this build's.
-    #[error("built by a faultline with other structural markers; {RECOMPILE}")]
+    #[error("built by a faultline with other structural markers")]
     OtherMarkers,
     /// A stored confirmation DFA does not deserialise.
-    #[error("pattern {pattern}: stored DFA is not usable ({}); {RECOMPILE}", one_line(.source))]
+    #[error("pattern {pattern}: stored DFA is not usable ({})", one_line(.source))]
     Dfa {
         /// The pattern's index.
         pattern: usize,
@@ -242,6 +188,22 @@ pub enum ArchiveProblem {
         #[source]
         source: regex_automata::util::wire::DeserializeError,
     },
+}
+
+impl ArchiveProblem {
+    /// What makes the archive usable again, when compiling a new one does.
+    pub fn remedy(&self) -> Option<ArchiveRemedy> {
+        match self {
+            ArchiveProblem::Format { found, reads } if found > reads => {
+                Some(ArchiveRemedy::UpgradeOrRecompile)
+            }
+            ArchiveProblem::Format { .. }
+            | ArchiveProblem::HashMismatch { .. }
+            | ArchiveProblem::OtherMarkers
+            | ArchiveProblem::Dfa { .. } => Some(ArchiveRemedy::Recompile),
+            _ => None,
+        }
+    }
 }
 
 /// An inconsistency inside a well-formed archive payload (what validation checks before a
@@ -336,7 +298,8 @@ pub enum DfaProblem {
     },
 }
 
-fn more(n: usize) -> String {
+/// ` (and N more problems)` after the first of `n` problems, or nothing for one.
+fn more_problems(n: usize) -> String {
     if n > 1 {
         format!(
             " (and {} more problem{})",

@@ -27,9 +27,7 @@ pub use compile::{
     interpolate, unnamed, CommonLiteral, PrefilterLoad, MAX_CAPTURE_IN_REMEDIATION, MISSING_CAPTURE,
 };
 /// The compiled database as a file.
-pub use database::archive::{
-    Archive, FORMAT as ARCHIVE_FORMAT, MAGIC as ARCHIVE_MAGIC, MAX_DFA_BYTES,
-};
+pub use database::archive::{Archive, ARCHIVE_FORMAT, ARCHIVE_MAGIC, MAX_DFA_BYTES};
 /// The compiled database and what a scan asks of it: candidate search ([`Cursor`]),
 /// confirmation ([`Scratch`], [`LineMatch`], [`Marker`]), who a pattern belongs to
 /// ([`Owner`]), and how often the prefilter fires ([`CandidateProfile`]).
@@ -39,7 +37,8 @@ pub use database::{
 };
 /// Typed errors, and where in a signature file a problem is.
 pub use error::{
-    ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Location, Problem, Result, Usage,
+    ArchiveInvalid, ArchiveProblem, ArchiveRemedy, DfaProblem, Error, Limit, Location, Problem,
+    Result,
 };
 /// Signature files: load a directory or sources; the set, a signature and its one metadata
 /// type ([`SignatureInfo`]); positions in the files.
@@ -50,7 +49,7 @@ pub use signature::{
 /// The deterministic serving-log generator (benchmarks, tests, the anchor sample).
 pub use synth::{LogGen, SynthOptions};
 /// Synthetic signature sets for the signature-count scale bench.
-pub use synth_set::{generate as synthetic_set, SyntheticSet};
+pub use synth_set::{synthetic_set, SyntheticSet};
 
 /// The repository's signature set and its archived database, for this crate's tests (the
 /// `faultline` crate embeds the same set; this crate reads it from the checkout).

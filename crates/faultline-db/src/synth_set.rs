@@ -81,7 +81,7 @@ fn quoted(s: &str) -> String {
 }
 
 /// `count` synthetic signatures from `seed`: equal arguments give equal sets.
-pub fn generate(count: usize, seed: u64) -> SyntheticSet {
+pub fn synthetic_set(count: usize, seed: u64) -> SyntheticSet {
     let mut rng = Rng(seed ^ 0x51c7_5e75_0f5e_7a11);
     let mut files = Vec::new();
     let mut literals = Vec::with_capacity(count + count / 4);
@@ -214,9 +214,9 @@ mod tests {
 
     #[test]
     fn the_same_seed_gives_the_same_set_and_another_seed_another() {
-        let a = generate(1200, 1);
-        assert_eq!(a, generate(1200, 1));
-        assert_ne!(a.files, generate(1200, 2).files);
+        let a = synthetic_set(1200, 1);
+        assert_eq!(a, synthetic_set(1200, 1));
+        assert_ne!(a.files, synthetic_set(1200, 2).files);
         assert_eq!(a.files.len(), 2);
         let signatures: usize = a
             .files
@@ -245,7 +245,7 @@ mod tests {
             ..SynthOptions::default()
         })
         .fill(&mut log, 16 << 20);
-        let set = generate(10_000, 1);
+        let set = synthetic_set(10_000, 1);
         let counts = set.occurrences(&log);
         let found: Vec<_> = set
             .literals
@@ -262,10 +262,10 @@ mod tests {
 
     #[test]
     fn ten_thousand_signatures_pass_the_caps_and_a_small_set_compiles_and_checks() {
-        let big = generate(10_000, 1);
+        let big = synthetic_set(10_000, 1);
         let loaded = load_sources(sources(&big)).expect("10,000 synthetic signatures load");
         assert_eq!(loaded.signatures.len(), 10_000);
-        let small = load_sources(sources(&generate(300, 3))).expect("loads");
+        let small = load_sources(sources(&synthetic_set(300, 3))).expect("loads");
         let db = crate::Database::compile(&small).expect("compiles");
         // Past the packed searchers' 256 anchors: the examples run through the hashed prefilter.
         assert!(!db.anchors().1, "{} anchors", db.anchors().0.len());

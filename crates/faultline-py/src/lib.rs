@@ -11,14 +11,16 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use faultline::EmbeddedDatabase;
 use faultline::Summary;
-use faultline::{analyze_input, analyze_path, failed_input_report, AnalyzeOptions, Analyzer};
+use faultline::{analyze_input, AnalyzeOptions, Analyzer};
 use faultline::{walk, Entry, WalkOptions};
-use faultline::{Database, Error};
+use faultline::{ArchiveRemedy, Database, DbError, Error};
 use faultline::{Input, InputKind, ScanOptions, MAX_THREADS};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes};
-use rayon::prelude::*;
+
+/// What the message of an archive a new one would replace says to do (as the CLI says it).
+const RECOMPILE: &str = "recompile with `faultline db compile`";
 
 /// Smallest `max_line_bytes` (the CLI's `--max-line-bytes` floor).
 const MIN_LINE_BYTES: usize = 4 << 10;
@@ -57,27 +59,34 @@ fn input_from_reader(name: &Path, reader: Box<dyn Read + Send>) -> Result<Input,
 /// Raises the Python exception (defined in `faultline._errors`) for a library error, with
 /// the library's message (`file:line:column: reason`, `path: at byte offset N: reason`).
 fn to_py(py: Python<'_>, e: Error) -> PyErr {
-    let (class, path, offset, problems): (&str, Option<&Path>, Option<u64>, Vec<String>) = match &e
-    {
-        Error::Signatures { problems } | Error::Corpus { problems } => (
-            "SignatureError",
-            None,
-            None,
-            problems.iter().map(ToString::to_string).collect(),
-        ),
-        Error::Io { path, .. } => ("InputError", Some(path.as_path()), None, Vec::new()),
-        Error::Input { path, offset, .. } => (
-            "InputError",
-            Some(path.as_path()),
-            Some(*offset),
-            Vec::new(),
-        ),
-        Error::Archive { path, .. } => ("ArchiveError", Some(path.as_path()), None, Vec::new()),
-        Error::Limit(_) => ("LimitError", None, None, Vec::new()),
-        Error::Report(p) => ("ReportError", None, None, vec![p.to_string()]),
-        Error::Usage(_) => ("UsageError", None, None, Vec::new()),
+    let (class, path, offset): (&str, Option<&Path>, Option<u64>) = match &e {
+        Error::Db(DbError::Signatures { .. }) | Error::Corpus { .. } => {
+            ("SignatureError", None, None)
+        }
+        Error::Db(DbError::Io { path, .. }) | Error::Io { path, .. } => {
+            ("InputError", Some(path.as_path()), None)
+        }
+        Error::Input { path, offset, .. } => ("InputError", Some(path.as_path()), Some(*offset)),
+        Error::Db(DbError::Archive { path, .. }) => ("ArchiveError", Some(path.as_path()), None),
+        Error::Db(DbError::Limit(_)) => ("LimitError", None, None),
+        Error::Report(_) => ("ReportError", None, None),
+        Error::Db(DbError::UnknownId(_)) | Error::Usage(_) => ("UsageError", None, None),
     };
-    let message = e.to_string();
+    let problems: Vec<String> = match &e {
+        Error::Report(p) => vec![p.to_string()],
+        other => other.problems().iter().map(ToString::to_string).collect(),
+    };
+    // The command line's message: an archive a new one would replace says how to make it.
+    let message = match &e {
+        Error::Db(DbError::Archive { reason, .. }) => match reason.remedy() {
+            Some(ArchiveRemedy::Recompile) => format!("{e}; {RECOMPILE}"),
+            Some(ArchiveRemedy::UpgradeOrRecompile) => {
+                format!("{e}; upgrade faultline or {RECOMPILE}")
+            }
+            None => e.to_string(),
+        },
+        _ => e.to_string(),
+    };
     let build = || -> PyResult<PyErr> {
         let module = py.import("faultline._errors")?;
         let exc = module.getattr(class)?.call1((message.clone(),))?;
@@ -143,7 +152,7 @@ type Pools = Vec<(usize, Arc<rayon::ThreadPool>)>;
 /// A rayon pool for a thread count, reused across calls (building one per call would cost a
 /// thread start per worker per call). At most [`POOLS_KEPT`] pools are kept, the least
 /// recently used let go first (its threads end once the calls using it return): one pool
-/// per distinct `threads` value kept forever left 11,328 OS threads for j = 1..150 (issue 30).
+/// per distinct `threads` value kept forever would leave 11,328 OS threads for j = 1..150.
 fn pool(threads: usize) -> PyResult<Arc<rayon::ThreadPool>> {
     static POOLS: OnceLock<Mutex<Pools>> = OnceLock::new();
     let mut pools = POOLS
@@ -419,7 +428,7 @@ impl PyDatabase {
     fn from_dir(py: Python<'_>, path: PathBuf) -> PyResult<PyDatabase> {
         let db = py
             .allow_threads(|| faultline::load_dir(&path).and_then(|set| Database::compile(&set)))
-            .map_err(|e| to_py(py, e))?;
+            .map_err(|e| to_py(py, e.into()))?;
         Ok(PyDatabase {
             db: Db::Owned(Arc::new(db)),
         })
@@ -430,7 +439,7 @@ impl PyDatabase {
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyDatabase> {
         let db = py
             .allow_threads(|| Database::open(&path))
-            .map_err(|e| to_py(py, e))?;
+            .map_err(|e| to_py(py, e.into()))?;
         Ok(PyDatabase {
             db: Db::Owned(Arc::new(db)),
         })
@@ -582,24 +591,13 @@ impl PyDatabase {
                 globs: glob,
                 excludes: exclude,
                 follow: false,
-                shard: None,
             };
             let entries = walk(&paths, &walk_opts)?;
-            let run = |entry: &Entry| match entry {
-                Entry::Input { path, .. } => {
-                    Some(analyze_path(db, path, &scan, opts.clone()).to_json_line())
-                }
-                Entry::Skipped { .. } => None,
-                Entry::Failed(e) => Some(failed_input_report(db, e).to_json_line()),
-            };
             // One input scans on the calling thread with every worker (as the CLI does);
             // many inputs scan side by side on the pool.
-            let reports: Vec<Option<String>> = if entries.len() == 1 {
-                entries.iter().map(run).collect()
-            } else {
-                workers.install(|| entries.par_iter().map(run).collect())
-            };
-            Ok(reports.into_iter().flatten().collect())
+            let reports = faultline::sweep(db, &entries, &scan, &opts, Some(&workers), &|_| {});
+            let reports = reports.iter().flatten().map(|r| r.to_json_line());
+            Ok(reports.collect())
         })
         .map_err(|e| to_py(py, e))
     }
@@ -624,7 +622,6 @@ fn walk_inputs(
             globs: glob,
             excludes: exclude,
             follow: false,
-            shard: None,
         };
         Ok(walk(&paths, &opts)?
             .into_iter()

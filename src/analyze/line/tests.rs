@@ -22,7 +22,7 @@ fn process_alone_agrees_with_parse() {
     ] {
         assert_eq!(
             process(line),
-            parse(line).process,
+            parse_line(line).process,
             "{:?}",
             String::from_utf8_lossy(line)
         );
@@ -46,13 +46,14 @@ proptest::proptest! {
             line.push_str(PIECES[p]);
         }
         line.push_str(&tail);
-        proptest::prop_assert_eq!(process(line.as_bytes()), parse(line.as_bytes()).process);
+        proptest::prop_assert_eq!(process(line.as_bytes()), parse_line(line.as_bytes()).process);
     }
 }
 
 #[test]
 fn vllm_v1_worker_prefix() {
-    let i = parse(b"(Worker_TP7 pid=207086) INFO 02-20 21:35:48 [cuda.py:456] Using backend X");
+    let i =
+        parse_line(b"(Worker_TP7 pid=207086) INFO 02-20 21:35:48 [cuda.py:456] Using backend X");
     assert_eq!(i.process.as_deref(), Some("Worker_TP7 pid=207086"));
     assert_eq!(i.level, Some(Level::Info));
     assert_eq!(i.source.as_deref(), Some("cuda.py:456"));
@@ -62,19 +63,19 @@ fn vllm_v1_worker_prefix() {
 
 #[test]
 fn stacked_prefixes() {
-    let i = parse(b"[rank0]:[W1031 15:15:48.123456 ProcessGroupNCCL.cpp:1538] Warning: x");
+    let i = parse_line(b"[rank0]:[W1031 15:15:48.123456 ProcessGroupNCCL.cpp:1538] Warning: x");
     assert_eq!(i.process.as_deref(), Some("rank0"));
     assert_eq!(i.level, Some(Level::Warning));
     assert_eq!(i.message, "Warning: x");
-    let i = parse(b"(VllmWorker rank=3 pid=7) ERROR 10-31 15:15:48 [core.py:708] boom");
+    let i = parse_line(b"(VllmWorker rank=3 pid=7) ERROR 10-31 15:15:48 [core.py:708] boom");
     assert_eq!(i.process.as_deref(), Some("VllmWorker rank=3 pid=7"));
     assert_eq!(i.level, Some(Level::Error));
-    let i = parse(b"(RayWorkerWrapper pid=5, ip=10.0.0.1) boom");
+    let i = parse_line(b"(RayWorkerWrapper pid=5, ip=10.0.0.1) boom");
     assert_eq!(
         i.process.as_deref(),
         Some("RayWorkerWrapper pid=5, ip=10.0.0.1")
     );
-    let i = parse(b"vllm-1  | ERROR: boom");
+    let i = parse_line(b"vllm-1  | ERROR: boom");
     assert_eq!(i.process.as_deref(), Some("vllm-1"));
     assert_eq!(i.message, "boom");
 }
@@ -90,16 +91,16 @@ fn every_launcher_tag() {
         ("sglang-router-1  | x", "sglang-router-1"),
         ("[2025-01-01 12:00:00 DP1 TP3] x", "DP1 TP3"),
     ] {
-        let i = parse(line.as_bytes());
+        let i = parse_line(line.as_bytes());
         assert_eq!(i.process.as_deref(), Some(tag), "{line}");
         assert_eq!(i.message, "x", "{line}");
     }
-    assert_eq!(parse(b"plain message").process, None);
+    assert_eq!(parse_line(b"plain message").process, None);
 }
 
 #[test]
 fn ray_core_log_lines() {
-    let i = parse(b"(raylet) [2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed due to memory pressure (OOM)");
+    let i = parse_line(b"(raylet) [2025-04-02 15:02:00,117 E 135782 135782] (raylet) node_manager.cc:3069: 1 Workers (tasks / actors) killed due to memory pressure (OOM)");
     assert_eq!(i.process.as_deref(), Some("raylet"));
     assert_eq!(i.level, Some(Level::Error));
     assert_eq!(i.timestamp_text.as_deref(), Some("2025-04-02 15:02:00,117"));
@@ -108,17 +109,17 @@ fn ray_core_log_lines() {
         "{}",
         i.message
     );
-    let i = parse(b"(RayWorkerWrapper pid=24036) [2024-07-25 10:46:00,050 E 24036 24036] logging.cc:440: *** SIGSEGV received at time=1721904360 on cpu 140 ***");
+    let i = parse_line(b"(RayWorkerWrapper pid=24036) [2024-07-25 10:46:00,050 E 24036 24036] logging.cc:440: *** SIGSEGV received at time=1721904360 on cpu 140 ***");
     assert_eq!(i.level, Some(Level::Error));
     assert_eq!(i.process.as_deref(), Some("RayWorkerWrapper pid=24036"));
     // SGLang's bracketed timestamp is not Ray's.
-    assert_eq!(parse(b"[2025-01-01 12:00:00 TP3] x").level, None);
+    assert_eq!(parse_line(b"[2025-01-01 12:00:00 TP3] x").level, None);
 }
 
 #[test]
 fn tensorrt_logger_lines() {
     // TensorRT's Python logger: stamp, `[TRT]`, level letter.
-    let i = parse(b"[07/26/2022-11:14:38] [TRT] [W] Convolution + generic activation fusion is disable due to incompatible driver or nvrtc");
+    let i = parse_line(b"[07/26/2022-11:14:38] [TRT] [W] Convolution + generic activation fusion is disable due to incompatible driver or nvrtc");
     assert_eq!(i.level, Some(Level::Warning));
     assert_eq!(i.timestamp_text.as_deref(), Some("07/26/2022-11:14:38"));
     assert!(
@@ -126,66 +127,67 @@ fn tensorrt_logger_lines() {
         "{}",
         i.message
     );
-    let i = parse(b"[07/26/2022-11:14:39] [TRT] [E] 1: [ltWrapper.cpp::CublasLtWrapper::66] Error Code 1: Cublas (Could not initialize cublasLt. ");
+    let i = parse_line(b"[07/26/2022-11:14:39] [TRT] [E] 1: [ltWrapper.cpp::CublasLtWrapper::66] Error Code 1: Cublas (Could not initialize cublasLt. ");
     assert_eq!(i.level, Some(Level::Error));
     assert!(i.message.starts_with("1: [ltWrapper.cpp"), "{}", i.message);
     // trtexec and the C++ samples (samples/common/logging.h): level letter, then `[TRT]`.
-    let i = parse(b"[05/20/2024-09:12:01] [I] [TRT] Loaded engine size: 12 MiB");
+    let i = parse_line(b"[05/20/2024-09:12:01] [I] [TRT] Loaded engine size: 12 MiB");
     assert_eq!(i.level, Some(Level::Info));
     assert_eq!(i.message, "Loaded engine size: 12 MiB");
     assert_eq!(
-        parse(b"[05/20/2024-09:12:01] [V] [TRT] x").level,
+        parse_line(b"[05/20/2024-09:12:01] [V] [TRT] x").level,
         Some(Level::Debug)
     );
     // Not a TensorRT stamp: no level letter.
-    assert_eq!(parse(b"[05/20/2024-09:12:01] done").level, None);
+    assert_eq!(parse_line(b"[05/20/2024-09:12:01] done").level, None);
 }
 
 #[test]
 fn sglang_pylogging_iso_and_task() {
-    let i = parse(b"[2025-01-01 12:00:00 TP3] Scheduler hit an exception");
+    let i = parse_line(b"[2025-01-01 12:00:00 TP3] Scheduler hit an exception");
     assert_eq!(i.process.as_deref(), Some("TP3"));
     assert_eq!(i.message, "Scheduler hit an exception");
-    let i = parse(b"2025-01-01 12:00:00,123 - vllm.x - ERROR - boom");
+    let i = parse_line(b"2025-01-01 12:00:00,123 - vllm.x - ERROR - boom");
     assert_eq!(i.level, Some(Level::Error));
     assert_eq!(i.message, "boom");
-    let i = parse(b"2: 2025-01-01T12:00:00.5Z boom");
+    let i = parse_line(b"2: 2025-01-01T12:00:00.5Z boom");
     assert_eq!(i.process.as_deref(), Some("task 2"));
     assert_eq!(i.message, "boom");
 }
 
 #[test]
 fn ansi_and_carriage_returns() {
-    let i = parse(b"Loading 10%\rLoading 50%\r\x1b[31mERROR\x1b[0m boom");
+    let i = parse_line(b"Loading 10%\rLoading 50%\r\x1b[31mERROR\x1b[0m boom");
     assert_eq!(i.level, Some(Level::Error));
     assert_eq!(i.message, "boom");
 }
 
 #[test]
 fn timestamps_as_printed_and_indentation_kept() {
-    let i = parse(b"(A pid=1) ERROR 02-20 21:35:48 [core.py:708]   File \"x.py\", line 1, in f");
+    let i =
+        parse_line(b"(A pid=1) ERROR 02-20 21:35:48 [core.py:708]   File \"x.py\", line 1, in f");
     assert_eq!(i.timestamp_text.as_deref(), Some("02-20 21:35:48"));
     assert_eq!(i.message, "  File \"x.py\", line 1, in f");
-    let i = parse(b"2024-09-18T09:23:46.627404Z  INFO text_generation_launcher: Args {");
+    let i = parse_line(b"2024-09-18T09:23:46.627404Z  INFO text_generation_launcher: Args {");
     assert_eq!(
         i.timestamp_text.as_deref(),
         Some("2024-09-18T09:23:46.627404Z")
     );
     assert_eq!(i.level, Some(Level::Info));
-    let i = parse(b"[2025-01-01 12:00:00 TP0] boom");
+    let i = parse_line(b"[2025-01-01 12:00:00 TP0] boom");
     assert_eq!(i.timestamp_text.as_deref(), Some("2025-01-01 12:00:00"));
-    let i = parse(b"[W1031 15:15:48.123 ProcessGroupNCCL.cpp:1538] x");
+    let i = parse_line(b"[W1031 15:15:48.123 ProcessGroupNCCL.cpp:1538] x");
     assert_eq!(i.timestamp_text.as_deref(), Some("1031 15:15:48.123"));
-    assert_eq!(parse(b"no stamp").timestamp_text, None);
+    assert_eq!(parse_line(b"no stamp").timestamp_text, None);
 }
 
 #[test]
 fn masking_folds_ranks_and_addresses() {
     assert_eq!(
-        mask("rank 3 at 0xdeadbeef took 12ms"),
-        mask("rank 7 at 0x1 took 9ms")
+        fold_key("rank 3 at 0xdeadbeef took 12ms"),
+        fold_key("rank 7 at 0x1 took 9ms")
     );
-    assert_ne!(mask("a 1"), mask("b 1"));
+    assert_ne!(fold_key("a 1"), fold_key("b 1"));
 }
 
 /// The rules as regexes, in [`RULES`]' order: the specification the hand-written matchers of
@@ -314,7 +316,7 @@ proptest::proptest! {
 
 #[test]
 fn glog_prefix_with_and_without_the_year() {
-    let i = parse(b"E20250825 11:10:33.595355   331 util_rdma.h:592] Check failed: x");
+    let i = parse_line(b"E20250825 11:10:33.595355   331 util_rdma.h:592] Check failed: x");
     assert_eq!(i.level, Some(Level::Error));
     assert_eq!(i.source.as_deref(), Some("util_rdma.h:592"));
     assert_eq!(i.message, "Check failed: x");
@@ -322,8 +324,8 @@ fn glog_prefix_with_and_without_the_year() {
         i.timestamp_text.as_deref(),
         Some("20250825 11:10:33.595355")
     );
-    let i = parse(b"I20250825 11:10:33.595355   331 util_rdma.h:592] ready");
+    let i = parse_line(b"I20250825 11:10:33.595355   331 util_rdma.h:592] ready");
     assert_eq!(i.level, Some(Level::Info));
-    let i = parse(b"I1102 04:12:55.123 12 a.cc:1] ready");
+    let i = parse_line(b"I1102 04:12:55.123 12 a.cc:1] ready");
     assert_eq!((i.level, i.message.as_str()), (Some(Level::Info), "ready"));
 }

@@ -43,7 +43,7 @@ fn log_text_captures_and_process_tags_cannot_drive_the_terminal() {
     assert_inert(&text);
     let f = r.root_cause().expect("a cause");
     // The quoted line, the Fix (a capture inside it) and the process tag, all escaped.
-    // Colour/cursor (CSI) sequences are dropped from the quoted line, as before.
+    // Colour/cursor (CSI) sequences are dropped from the quoted line too.
     assert!(text.contains("found for cuda with"), "{text}");
     assert!(
         text.contains("Fix: Read the per-backend reasons ({\\x1bP$q\"p\\x1b\\"),

@@ -15,9 +15,9 @@ const MAX_ANCHOR_LEN: usize = 12;
 /// (callgrind, 24 MiB logs, after the scan stopped searching a candidate line twice): a
 /// candidate line costs 3,800 (serving log) to 5,900 (independent log) instructions, a fat
 /// packed searcher 2.0 per byte; at the searcher's price of 0.38 ns per byte below, that is
-/// 700-1,100 ns. The earlier 300 ns made a common anchor look nearly free: with one literal
-/// more than two searchers hold, the model took `" to "` (26% of a serving log's lines
-/// candidates) over a third searcher.
+/// 700-1,100 ns. At 300 ns a common anchor looks nearly free: with one literal more than two
+/// searchers hold, the model would take `" to "` (26% of a serving log's lines candidates)
+/// over a third searcher.
 const CONFIRM_NS: f64 = 700.0;
 /// Modelled cost per byte of a candidate line, in nanoseconds: its bounds are found and each
 /// pattern whose literal it holds runs over all of it.
@@ -191,9 +191,9 @@ pub(crate) fn choose_anchors_in(members: &[Vec<u8>], sample: &[u8], real: &[u8])
     let mut within: Option<(f64, Vec<usize>)> = None;
     let mut beyond: Option<(f64, Vec<usize>)> = None;
     // Over the packed searchers' limit, the general prefilter runs at about the same speed
-    // whatever its anchor count, so the rarest cover wins there (was: the fewest anchors,
+    // whatever its anchor count, so the rarest cover wins there (not the fewest anchors,
     // which are the most common substrings: with 500 extra signatures, "ing " and "ion "
-    // made 70% of a serving log's lines candidates and the scan 70 times slower).
+    // make 70% of a serving log's lines candidates and the scan 70 times slower).
     let mut rarest_over: Option<(f64, Vec<usize>)> = None;
     for price in prices {
         let chosen = weighted_cover(&cands, &wanted, price);

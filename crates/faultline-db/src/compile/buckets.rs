@@ -71,7 +71,7 @@ impl Fingerprint {
     }
 
     /// Chance that a text position passes this fingerprint, its bytes taken as independent
-    /// (a pair model of ordinary text was tried and ordered buckets worse).
+    /// (a pair model of ordinary text orders buckets worse).
     fn pass_rate(&self, freq: &Freqs) -> f64 {
         let mut rate = 1.0;
         for j in 0..MIN_LITERAL {

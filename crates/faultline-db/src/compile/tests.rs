@@ -348,3 +348,77 @@ fn interpolation_shows_no_unfilled_placeholder() {
         "{out}"
     );
 }
+
+/// The fixed set of [`compiler_revision_guard`]: plain, alternated and captured patterns,
+/// short and long literals, with a comment and an example that are not in the payload.
+fn guard_set(comment: &str) -> SignatureSet {
+    let mut text = format!("# {comment}\n");
+    text.push_str(&sig(
+        r"CUDA out of memory\. Tried to allocate (?P<size>\S+)",
+        "CUDA out of memory. Tried to allocate 2.00 GiB",
+        "CUDA memory ok",
+    ));
+    text.push_str(
+        &sig("NCCL WARN|ncclSystemError", "NCCL WARN x", "NCCL INFO x").replace("x.y.z", "x.y.w"),
+    );
+    text.push_str(
+        &sig(
+            "Segmentation fault",
+            "Segmentation fault (core dumped)",
+            "Segment",
+        )
+        .replace("x.y.z", "x.y.v"),
+    );
+    set(&text)
+}
+
+#[test]
+fn the_hash_is_the_payload_not_the_source_text() {
+    let a = Database::compile(&guard_set("one comment")).unwrap();
+    let b = Database::compile(&guard_set("another comment")).unwrap();
+    assert_eq!(a.hash(), b.hash(), "a comment is not in the payload");
+    assert_eq!(
+        a.to_archive(crate::MAX_DFA_BYTES).unwrap().bytes,
+        b.to_archive(crate::MAX_DFA_BYTES).unwrap().bytes,
+        "two compilations write the same bytes"
+    );
+    let other = guard_set("one comment");
+    let mut other = other;
+    other.signatures[0].info.title = "another title".into();
+    let c = Database::compile(&other).unwrap();
+    assert_ne!(a.hash(), c.hash(), "a title is in the payload");
+}
+
+#[test]
+fn compiling_the_repository_set_twice_gives_the_same_payload() {
+    let set = crate::testing::signature_set();
+    let a = Database::compile(&set).unwrap();
+    let b = Database::compile(&set).unwrap();
+    assert_eq!(a.identity_payload().unwrap(), b.identity_payload().unwrap());
+    assert_eq!(a.hash(), b.hash());
+    assert_eq!(
+        a.hash(),
+        crate::testing::database().hash(),
+        "an archive keeps it"
+    );
+}
+
+/// The compiler revision and the hash of [`guard_set`]'s identity payload under it. When a
+/// change of the compiler changes that payload, bump [`COMPILER_REVISION`] and record the
+/// new pair here: a database's hash must change with what the compiler makes.
+const GUARD: (u32, &str) = (1, "238430b785271b29");
+
+#[test]
+fn compiler_revision_guard() {
+    let db = Database::compile(&guard_set("guard")).unwrap();
+    let payload = format!(
+        "{:016x}",
+        xxhash_rust::xxh3::xxh3_64(&db.identity_payload().unwrap())
+    );
+    assert_eq!(
+        (COMPILER_REVISION, payload.as_str()),
+        GUARD,
+        "the compiler makes another payload of a fixed set: bump COMPILER_REVISION and record \
+         (COMPILER_REVISION, this payload hash) in GUARD"
+    );
+}

@@ -6,7 +6,7 @@
 //! | bytes  | field                                                        |
 //! |--------|--------------------------------------------------------------|
 //! | 0..8   | magic `\x89FLTLN\r\n`                                        |
-//! | 8..12  | archive format ([`FORMAT`])                                  |
+//! | 8..12  | archive format ([`ARCHIVE_FORMAT`])                                  |
 //! | 12..16 | reserved, zero                                               |
 //! | 16..24 | payload length in bytes                                      |
 //! | 24..32 | xxh3-64 of the payload                                       |
@@ -40,9 +40,9 @@ use crate::signature::{Role, Severity};
 
 /// The archive format this faultline reads and writes. Bump it on any change of the payload
 /// types below or of the header (`tests::layout_fingerprint` fails until you do).
-pub const FORMAT: u32 = 3;
+pub const ARCHIVE_FORMAT: u32 = 3;
 /// The first bytes of every archive.
-pub const MAGIC: [u8; 8] = *b"\x89FLTLN\r\n";
+pub const ARCHIVE_MAGIC: [u8; 8] = *b"\x89FLTLN\r\n";
 /// Header bytes before the payload; a multiple of 16 so the payload stays aligned.
 const HEADER: usize = 32;
 /// Default cap on one pattern's serialised DFA; a larger one is left out of the archive.
@@ -208,6 +208,32 @@ impl Database {
     /// assert_eq!(loaded.hash(), db.hash());
     /// ```
     pub fn to_archive(&self, max_dfa_bytes: usize) -> Result<Archive> {
+        let (payload, mut out) = self.payload(Some(max_dfa_bytes), &self.hash)?;
+        let body = rkyv::to_bytes::<rancor::Error>(&payload).map_err(Limit::Serialise)?;
+        let mut bytes = Vec::with_capacity(HEADER + body.len());
+        bytes.extend_from_slice(&ARCHIVE_MAGIC);
+        bytes.extend_from_slice(&ARCHIVE_FORMAT.to_le_bytes());
+        bytes.extend_from_slice(&0u32.to_le_bytes());
+        bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes());
+        bytes.extend_from_slice(&body);
+        out.bytes = bytes;
+        Ok(out)
+    }
+
+    /// The serialised payload that identifies the database: what an archive of it stores,
+    /// with the hash field blank and no DFA (a pattern's DFA is a function of its source and
+    /// the dialect's settings, which the compiler's revision covers). The compiler hashes it
+    /// into the database hash.
+    pub(crate) fn identity_payload(&self) -> Result<Vec<u8>> {
+        let (payload, _) = self.payload(None, "")?;
+        let body = rkyv::to_bytes::<rancor::Error>(&payload).map_err(Limit::Serialise)?;
+        Ok(body.to_vec())
+    }
+
+    /// The archive's payload with `hash` in its hash field; each pattern's DFA built unless
+    /// `max_dfa_bytes` is `None`, and the archive's account of them (its bytes left empty).
+    fn payload(&self, max_dfa_bytes: Option<usize>, hash: &str) -> Result<(Payload, Archive)> {
         let mut required: Vec<Vec<Vec<u8>>> = vec![Vec::new(); self.matcher.patterns.len()];
         for (member, owners) in self.matcher.members() {
             for &p in owners {
@@ -244,7 +270,7 @@ impl Database {
                 out.literal += 1;
                 None
             } else {
-                Some(build_dfa(source, max_dfa_bytes))
+                max_dfa_bytes.map(|max| build_dfa(source, max))
             };
             let (dfa, dfa_len) = match built {
                 None => (None, 0),
@@ -272,7 +298,7 @@ impl Database {
         let payload = Payload {
             name: self.name.clone(),
             version: self.version.clone(),
-            hash: self.hash.clone(),
+            hash: hash.to_string(),
             signatures: self
                 .signatures
                 .iter()
@@ -296,16 +322,7 @@ impl Database {
             anchors: self.matcher.anchors().to_vec(),
             packed_anchors: self.matcher.packed_len() as u32,
         };
-        let body = rkyv::to_bytes::<rancor::Error>(&payload).map_err(Limit::Serialise)?;
-        let mut bytes = Vec::with_capacity(HEADER + body.len());
-        bytes.extend_from_slice(&MAGIC);
-        bytes.extend_from_slice(&FORMAT.to_le_bytes());
-        bytes.extend_from_slice(&0u32.to_le_bytes());
-        bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes());
-        bytes.extend_from_slice(&body);
-        out.bytes = bytes;
-        Ok(out)
+        Ok((payload, out))
     }
 
     /// Writes the database as an archive file, through a fresh temporary file in the same
@@ -356,7 +373,7 @@ impl Database {
             )
         };
         // The known size read into a buffer that never reallocates and is not filled with
-        // zeros first (writing 50 MB of zeros was a quarter of a large archive's load):
+        // zeros first (writing 50 MB of zeros would be a quarter of a large archive's load):
         // `read_to_end` reads into the spare capacity.
         if meta.len() > MAX_ARCHIVE_BYTES {
             return Err(too_large());
@@ -422,7 +439,7 @@ fn le_u64(b: &[u8], at: usize) -> u64 {
 
 /// Checks the header and hash; returns the payload's offset range.
 fn check_header(bytes: &[u8], path: &Path) -> Result<std::ops::Range<usize>> {
-    if bytes.len() < MAGIC.len() || bytes[..MAGIC.len()] != MAGIC {
+    if bytes.len() < ARCHIVE_MAGIC.len() || bytes[..ARCHIVE_MAGIC.len()] != ARCHIVE_MAGIC {
         return Err(archive_error(path, ArchiveProblem::BadMagic));
     }
     if bytes.len() < HEADER {
@@ -435,12 +452,12 @@ fn check_header(bytes: &[u8], path: &Path) -> Result<std::ops::Range<usize>> {
         ));
     }
     let format = le_u32(bytes, 8);
-    if format != FORMAT {
+    if format != ARCHIVE_FORMAT {
         return Err(archive_error(
             path,
             ArchiveProblem::Format {
                 found: format,
-                reads: FORMAT,
+                reads: ARCHIVE_FORMAT,
             },
         ));
     }

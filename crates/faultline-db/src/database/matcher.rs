@@ -372,11 +372,11 @@ pub(crate) fn distinct_members(required: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
 /// Per anchor: every (literal, offset) where it or an anchor that can start at the same
 /// place (a prefix of it, or one it is a prefix of) starts inside a literal of at least
 /// [`MIN_LITERAL`] bytes, sorted. One overlapping automaton pass over the literals and a
-/// prefix lookup per anchor: linear in their sizes (was: every anchor searched in every
-/// literal, and every pair of anchors compared: 2.5 s of a 5,000-signature archive's load).
+/// prefix lookup per anchor: linear in their sizes (searching every anchor in every literal
+/// and comparing every pair of anchors takes 2.5 s of a 5,000-signature archive's load).
 /// With `hashed`, the hashed prefilter over these anchors, its table replaces the automaton:
-/// one lookup per position of each literal, nothing to build (the automaton's construction
-/// was a tenth of a 5,000-signature archive's load).
+/// one lookup per position of each literal, nothing to build (building the automaton takes a
+/// tenth of a 5,000-signature archive's load).
 fn anchor_members(
     anchors: &[Vec<u8>],
     members: &[Vec<u8>],
@@ -774,7 +774,7 @@ impl Matcher {
 
     /// [`Matcher::confirm`] for a line on which no anchor starts before `from`: a scan that
     /// found the line by its first anchor does not search the bytes before it again (on a
-    /// long line, that search was most of a candidate's cost).
+    /// long line, that search is most of a candidate's cost).
     pub fn confirm_from(
         &self,
         line: &[u8],

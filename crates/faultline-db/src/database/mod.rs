@@ -115,7 +115,8 @@ impl Database {
         &self.version
     }
 
-    /// A content hash of the signature files the database was compiled from.
+    /// The database hash: the compiled payload (what an archive stores, without its DFAs)
+    /// and the compiler's revision, hashed; equal for two compilations of the same set.
     pub fn hash(&self) -> &str {
         &self.hash
     }

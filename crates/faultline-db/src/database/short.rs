@@ -3,8 +3,8 @@
 //!
 //! The split prefilter leaves the anchors too short for the hashed prefilter's stride (in
 //! the default set, seven structural words such as `Error`, `FATAL` and `Killed`) to one
-//! packed searcher, aho-corasick's Teddy, which takes 32 bytes a step: on a serving log it
-//! was a third of the scan's CPU time. This is the same algorithm (each anchor's first four
+//! packed searcher, aho-corasick's Teddy, which takes 32 bytes a step: on a serving log that
+//! is a third of the scan's CPU time. This is the same algorithm (each anchor's first four
 //! bytes as a fingerprint, looked up a nibble at a time with byte shuffles, one bucket per
 //! anchor) with 64-byte registers; where AVX-512 is missing, or there are more anchors than
 //! buckets, Teddy does the work.

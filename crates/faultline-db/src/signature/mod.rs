@@ -291,7 +291,7 @@ impl SignatureSet {
     pub fn disable(&mut self, ids: &[String]) -> crate::Result<()> {
         for id in ids {
             if !self.signatures.iter().any(|s| &s.info.id == id) {
-                return Err(crate::error::Usage::UnknownId(id.clone()).into());
+                return Err(crate::Error::UnknownId(id.clone()));
             }
         }
         self.signatures.retain(|s| !ids.contains(&s.info.id));

@@ -68,17 +68,17 @@ fn sample() -> Payload {
 fn layout_fingerprint() {
     let bytes = rkyv::to_bytes::<rancor::Error>(&sample()).unwrap();
     let fingerprint = xxhash_rust::xxh3::xxh3_64(&bytes);
-    // Recorded for FORMAT 3. If this fails, the payload layout changed: bump FORMAT (so
+    // Recorded for ARCHIVE_FORMAT 3. If this fails, the payload layout changed: bump ARCHIVE_FORMAT (so
     // older archives get the "archive format N" message) and record the new value.
     assert_eq!(
-        (FORMAT, HEADER, fingerprint),
+        (ARCHIVE_FORMAT, HEADER, fingerprint),
         (3, 32, 0x4aac_2bf2_6c18_c046),
-        "payload layout changed: bump FORMAT and record {fingerprint:#x}"
+        "payload layout changed: bump ARCHIVE_FORMAT and record {fingerprint:#x}"
     );
 }
 
 fn header(format: u32) -> Vec<u8> {
-    let mut b = MAGIC.to_vec();
+    let mut b = ARCHIVE_MAGIC.to_vec();
     b.extend_from_slice(&format.to_le_bytes());
     b.extend_from_slice(&[0; 20]);
     b
@@ -87,32 +87,36 @@ fn header(format: u32) -> Vec<u8> {
 #[test]
 fn format_mismatch_says_what_to_do() {
     let path = Path::new("db.fl");
-    let older = check_header(&header(FORMAT - 1), path)
-        .unwrap_err()
-        .to_string();
+    let remedy = |e: crate::Error| match e {
+        crate::Error::Archive { reason, .. } => reason.remedy(),
+        _ => None,
+    };
+    let older = check_header(&header(ARCHIVE_FORMAT - 1), path).unwrap_err();
     assert_eq!(
-            older,
-            format!(
-                "db.fl: archive format {}, this faultline reads format {FORMAT}; recompile with `faultline db compile`",
-                FORMAT - 1
-            )
-        );
-    let newer = check_header(&header(FORMAT + 1), path)
-        .unwrap_err()
-        .to_string();
-    assert!(newer.contains("upgrade faultline"), "{newer}");
+        older.to_string(),
+        format!(
+            "db.fl: archive format {}, this faultline reads format {ARCHIVE_FORMAT}",
+            ARCHIVE_FORMAT - 1
+        )
+    );
+    assert_eq!(remedy(older), Some(crate::ArchiveRemedy::Recompile));
+    let newer = check_header(&header(ARCHIVE_FORMAT + 1), path).unwrap_err();
+    assert_eq!(
+        remedy(newer),
+        Some(crate::ArchiveRemedy::UpgradeOrRecompile)
+    );
 }
 
 #[test]
 fn header_damage_is_named() {
     let path = Path::new("db.fl");
-    let mut b = header(FORMAT);
+    let mut b = header(ARCHIVE_FORMAT);
     b[12] = 1;
     let e = check_header(&b, path).unwrap_err().to_string();
     assert!(e.contains("reserved"), "{e}");
     let e = check_header(&b[..20], path).unwrap_err().to_string();
     assert!(e.contains("shorter than the 32-byte header"), "{e}");
-    let mut b = header(FORMAT);
+    let mut b = header(ARCHIVE_FORMAT);
     b.extend_from_slice(b"extra");
     let e = check_header(&b, path).unwrap_err().to_string();
     assert!(e.contains("trailing bytes"), "{e}");
@@ -146,8 +150,8 @@ fn more_packed_anchors_than_anchors_is_named() {
     let mut payload = sample();
     payload.packed_anchors = 2;
     let body = rkyv::to_bytes::<rancor::Error>(&payload).unwrap();
-    let mut bytes = MAGIC.to_vec();
-    bytes.extend_from_slice(&FORMAT.to_le_bytes());
+    let mut bytes = ARCHIVE_MAGIC.to_vec();
+    bytes.extend_from_slice(&ARCHIVE_FORMAT.to_le_bytes());
     bytes.extend_from_slice(&0u32.to_le_bytes());
     bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
     bytes.extend_from_slice(&xxhash_rust::xxh3::xxh3_64(&body).to_le_bytes());

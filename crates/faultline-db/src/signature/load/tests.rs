@@ -41,8 +41,8 @@ fn many(n: usize, bad: bool) -> String {
 
 /// Locating every signature of a large file is one pass over it plus a binary search
 /// each: 12,000 signatures (2 MB), every one with a located problem, load within a
-/// deadline far above that (rescanning from byte 0 per signature, as before, took
-/// minutes here in a debug build).
+/// deadline far above that (rescanning from byte 0 per signature takes minutes here in a
+/// debug build).
 #[test]
 fn locating_many_signatures_is_linear() {
     let text = many(12_000, true);

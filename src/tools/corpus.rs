@@ -3,7 +3,7 @@
 //! `faultline bench --corpus`, `faultline db diff --corpus` and the accuracy tests.
 //!
 //! ```
-//! use faultline::{Case, Expectation};
+//! use faultline::tools::{Case, Expectation};
 //! use faultline::{analyze_input, AnalyzeOptions, Database, EmbeddedDatabase, Input, ScanOptions};
 //! use std::path::Path;
 //!
@@ -26,9 +26,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::error::{Error, Result};
 use crate::report::{FindingRole, Report};
 use faultline_db::{location, toml_problem};
-use faultline_db::{Error, Location, Problem, Result};
+use faultline_db::{Location, Problem};
 
 /// The suffix of a sidecar file.
 pub const SIDECAR_SUFFIX: &str = ".expect.toml";
@@ -277,7 +278,7 @@ fn files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Every log under `dir` (`*.log`, `*.log.gz`, `*.log.zst`, `*.gz`, `*.zst`), with or without
 /// a sidecar, sorted by path.
-pub fn log_files(dir: &Path) -> Result<Vec<PathBuf>> {
+pub fn corpus_logs(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files(dir)?
         .into_iter()
         .filter(|p| {
@@ -289,10 +290,10 @@ pub fn log_files(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// Loads every sidecar under `dir` (recursively) with the log beside it, sorted by path.
-/// Logs without a sidecar are not cases (see [`log_files`]). All problems are collected: a
+/// Logs without a sidecar are not cases (see [`corpus_logs`]). All problems are collected: a
 /// sidecar that does not parse (with `file:line:column`), a sidecar without a log or with
 /// more than one, an empty `root_cause`.
-pub fn load_dir(dir: &Path) -> Result<Vec<Case>> {
+pub fn load_corpus(dir: &Path) -> Result<Vec<Case>> {
     let all = files(dir)?;
     let mut cases = Vec::new();
     let mut problems = Vec::new();

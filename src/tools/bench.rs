@@ -1,6 +1,6 @@
 //! Measuring a signature set over a corpus: throughput of the real pipeline (scan + analyze),
 //! what each signature costs (prefilter candidates, confirmed matches, time in its regexes),
-//! and top-1 accuracy per category where the corpus has sidecars (see [`crate::corpus`]).
+//! and top-1 accuracy per category where the corpus has sidecars (see [`super::corpus`]).
 //!
 //! The cost profile comes from a second pass that repeats the scanner's two stages over each
 //! candidate line with a clock around every regex, so the normal hot path carries no probes.
@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
+use super::corpus::{self, read_decoded, Case, Composition, Outcome};
 use crate::analyze::{analyze_path, AnalyzeOptions};
-use crate::corpus::{self, read_decoded, Case, Composition, Outcome};
+use crate::error::{Result, Usage};
 use crate::report::DatabaseRef;
 use crate::scan::ScanOptions;
 use faultline_db::{Database, Owner};
-use faultline_db::{Result, Usage};
 
 /// A corpus ready to benchmark: every log, and the cases among them with sidecars.
 #[derive(Clone, Debug)]
@@ -31,16 +31,16 @@ pub struct Corpus {
 }
 
 impl Corpus {
-    /// Loads `dir` (see [`corpus::load_dir`] and [`corpus::log_files`]).
+    /// Loads `dir` (see [`corpus::load_corpus`] and [`corpus::corpus_logs`]).
     pub fn load(dir: &Path) -> Result<Corpus> {
-        let logs = corpus::log_files(dir)?;
+        let logs = corpus::corpus_logs(dir)?;
         if logs.is_empty() {
             return Err(Usage::EmptyCorpus(dir.to_path_buf()).into());
         }
         Ok(Corpus {
             dir: dir.to_path_buf(),
             logs,
-            cases: corpus::load_dir(dir)?,
+            cases: corpus::load_corpus(dir)?,
         })
     }
 }
@@ -164,18 +164,22 @@ pub struct SetBench {
 }
 
 /// Fewest alternating pairs of timed passes when two sets are compared: with fewer than 6,
-/// no difference can be called significant (see [`verdict`]).
+/// no difference can be called significant (see [`compare_pass_times`]).
 const MIN_PAIRS: usize = 9;
 
 /// Runs the benchmark of `db` over `corpus`.
-pub fn run(db: &Database, corpus: &Corpus, opts: &BenchOptions) -> SetBench {
-    run_all(&[db], corpus, opts).remove(0)
+pub fn profile_corpus(db: &Database, corpus: &Corpus, opts: &BenchOptions) -> SetBench {
+    profile_corpus_sets(&[db], corpus, opts).remove(0)
 }
 
 /// Runs the benchmark of each set over the same `corpus`. The timed passes alternate
 /// between the sets (A B, B A, A B, ...) so that each pair of passes shares the machine's
 /// load; each set gets at least `min_time` and two sets at least `MIN_PAIRS` pairs.
-pub fn run_all(dbs: &[&Database], corpus: &Corpus, opts: &BenchOptions) -> Vec<SetBench> {
+pub fn profile_corpus_sets(
+    dbs: &[&Database],
+    corpus: &Corpus,
+    opts: &BenchOptions,
+) -> Vec<SetBench> {
     // Pass 1 (untimed): reports for accuracy, and which logs can be read at all.
     let prepared: Vec<_> = dbs.iter().map(|db| prepare(db, corpus, opts)).collect();
     // Pass 2 (timed): the real pipeline, alternating between the sets.
@@ -361,7 +365,7 @@ pub const MIN_EFFECT: f64 = 0.02;
 
 /// The verdict on recorded pass times of two sets, paired by index (the i-th passes ran
 /// moments apart). Pure: the same vectors give the same verdict.
-pub fn verdict(first: &[f64], second: &[f64]) -> Verdict {
+pub fn compare_pass_times(first: &[f64], second: &[f64]) -> Verdict {
     let mut ratios: Vec<f64> = first
         .iter()
         .zip(second)

@@ -62,13 +62,13 @@ fn loads_pairs_and_ignores_unpaired_logs() {
     write(dir.path(), "sub/a.expect.toml", SIDECAR);
     write(dir.path(), "lonely.zst", "x\n");
     write(dir.path(), "README.md", "x\n");
-    let cases = load_dir(dir.path()).unwrap();
+    let cases = load_corpus(dir.path()).unwrap();
     let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["b", "sub/a"]);
     assert_eq!(cases[1].log, dir.path().join("sub/a.log.gz"));
     assert_eq!(cases[0].expect.category, "missing-dependency");
     assert!(cases[0].expect.fragment);
-    let logs = log_files(dir.path()).unwrap();
+    let logs = corpus_logs(dir.path()).unwrap();
     assert_eq!(logs.len(), 3);
 }
 
@@ -88,7 +88,7 @@ fn sidecar_problems_name_file_line_and_column() {
         "c.expect.toml",
         "category = \"c\"\nsource = \"s\"\nroot_cause = \"  \"\n",
     );
-    let Err(Error::Corpus { problems }) = load_dir(dir.path()) else {
+    let Err(Error::Corpus { problems }) = load_corpus(dir.path()) else {
         panic!("expected corpus problems");
     };
     let lines: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
@@ -130,8 +130,8 @@ fn check_passes_and_fails_with_reasons() {
 #[test]
 fn the_shipped_corpus_loads() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
-    let cases = load_dir(&dir).unwrap();
-    assert_eq!(cases.len(), log_files(&dir).unwrap().len());
+    let cases = load_corpus(&dir).unwrap();
+    assert_eq!(cases.len(), corpus_logs(&dir).unwrap().len());
     assert!(cases.iter().all(|c| !c.expect.category.is_empty()));
 }
 

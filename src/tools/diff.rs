@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::corpus::{Case, Outcome};
 use crate::analyze::{analyze_path, AnalyzeOptions};
-use crate::corpus::{Case, Outcome};
 use crate::report::Report;
 use crate::scan::ScanOptions;
 use faultline_db::Database;
@@ -89,7 +89,7 @@ fn changed_fields(a: &Signature, b: &Signature) -> Vec<String> {
 /// Compares two loaded sets by id.
 ///
 /// ```
-/// use faultline::diff_sets;
+/// use faultline::tools::diff_sets;
 /// use faultline::{load_sources, SourceFile};
 /// use std::path::PathBuf;
 ///

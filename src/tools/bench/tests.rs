@@ -43,7 +43,7 @@ fn verdict_on_recorded_timings() {
     let b = [
         31.55, 26.36, 14.93, 20.81, 24.26, 54.41, 38.15, 27.6, 25.19, 23.66, 23.95,
     ];
-    let same = verdict(&a, &b);
+    let same = compare_pass_times(&a, &b);
     assert!(!same.significant, "{same:?}");
     assert_eq!(same.pairs, 11);
     let (lo, hi) = same.interval.unwrap();
@@ -53,7 +53,7 @@ fn verdict_on_recorded_timings() {
         .starts_with("no significant difference"));
     // The second set 18% slower in every pair, under the same noise.
     let slow: Vec<f64> = b.iter().map(|x| x * 1.18).collect();
-    let v = verdict(&a, &slow);
+    let v = compare_pass_times(&a, &slow);
     assert!(v.significant, "{v:?}");
     assert!((v.median_ratio - 1.0 / 1.18).abs() < 0.03, "{v:?}");
     assert!(
@@ -62,18 +62,18 @@ fn verdict_on_recorded_timings() {
         v.describe("A", "B")
     );
     // The other way round.
-    let v = verdict(&slow, &a);
+    let v = compare_pass_times(&slow, &a);
     assert!(v.significant && v.median_ratio > 1.1, "{v:?}");
     assert!(v.describe("A", "B").contains("slower"));
     // Too few pairs: no interval, never significant.
-    let v = verdict(&a[..5], &slow[..5]);
+    let v = compare_pass_times(&a[..5], &slow[..5]);
     assert_eq!(v.interval, None);
     assert!(!v.significant);
     // A consistent but tiny difference (1%) is inside the noise by rule.
     let tiny: Vec<f64> = a.iter().map(|x| x * 1.01).collect();
-    assert!(!verdict(&a, &tiny).significant);
+    assert!(!compare_pass_times(&a, &tiny).significant);
     // Nothing to compare.
-    assert!(!verdict(&[], &[]).significant);
+    assert!(!compare_pass_times(&[], &[]).significant);
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn same_set_twice_has_equal_candidates_and_charges_add_up() {
         min_time: Duration::ZERO,
         ..BenchOptions::default()
     };
-    let sets = run_all(&[db, db], &corpus(), &opts);
+    let sets = profile_corpus_sets(&[db, db], &corpus(), &opts);
     let [a, b] = sets.as_slice() else {
         panic!("two sets")
     };
@@ -149,7 +149,7 @@ fn unreadable_logs_are_listed_and_left_out() {
         min_time: Duration::ZERO,
         ..BenchOptions::default()
     };
-    let b = run(Database::embedded(), &c, &opts);
+    let b = profile_corpus(Database::embedded(), &c, &opts);
     assert_eq!(b.inputs, 1);
     assert_eq!(b.bytes, log.len() as u64);
     assert_eq!(b.errors.len(), 1);
@@ -165,7 +165,7 @@ fn bench_over_the_shipped_corpus() {
         min_time: Duration::ZERO,
         ..BenchOptions::default()
     };
-    let b = run(Database::embedded(), &c, &opts);
+    let b = profile_corpus(Database::embedded(), &c, &opts);
     assert_eq!(b.inputs, c.logs.len());
     assert!(b.errors.is_empty(), "{:?}", b.errors);
     // Failing logs are scored top-1, healthy ones for false alarms: together every case.

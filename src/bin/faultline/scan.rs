@@ -1,0 +1,255 @@
+//! `faultline scan`: the sweep of the inputs a walk selects, each report printed in input
+//! order (or added to a summary), with a progress bar on a terminal.
+
+use std::io::{self, IsTerminal};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use faultline::{render_human_with_hints, sweep, AnalyzeOptions, HumanHints};
+use faultline::{
+    walk, Entry, Error, ScanOptions, Shard, SkipReason, Summary, SummaryBuilder, Usage, WalkOptions,
+};
+
+use crate::args::{database, Format, ScanArgs};
+use crate::output::{note, sweep_status, try_out, EXIT_ERROR};
+use crate::summary::{refuse_ambiguous, render_summary, warn_repeated};
+
+/// The human report's hints name this binary's flags.
+const FLAG_HINTS: HumanHints = HumanHints {
+    max_findings: "--max-findings",
+    all: "--all",
+};
+
+/// `--max-findings` values above this mean the same (no practical limit) and are clamped to
+/// it, so that the analysis's `max + 16` and `2 * max` cannot overflow (issue 30 item 8).
+const MAX_FINDINGS_CAP: usize = usize::MAX >> 2;
+
+/// Inputs analysed per batch: enough to keep every core busy, few enough that reports
+/// stream out in input order without holding a whole sweep in memory.
+const BATCH: usize = 256;
+
+/// A progress bar on stderr when it is a terminal (files, bytes, rate, ETA); hidden otherwise.
+fn progress(entries: &[Entry]) -> ProgressBar {
+    if !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let total: u64 = entries.iter().map(size_on_disk).sum();
+    let pb = ProgressBar::new(total);
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg} files [{wide_bar}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} ETA {eta}",
+    ) {
+        pb.set_style(style);
+    }
+    pb
+}
+
+fn size_on_disk(e: &Entry) -> u64 {
+    match e {
+        Entry::Input { path, .. } => path.metadata().map_or(0, |m| m.len()),
+        _ => 0,
+    }
+}
+
+pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
+    let db = database(&args.set)?;
+    if args.format == Format::Csv && !args.summary {
+        return Err(Usage::Caller("--format csv is for summaries: add --summary".into()).into());
+    }
+    let shard = args
+        .shard
+        .as_deref()
+        .map(str::parse::<Shard>)
+        .transpose()
+        .map_err(|e| Error::Usage(Usage::Caller(format!("--{e}"))))?;
+    let walk_opts = WalkOptions {
+        globs: args.glob.clone(),
+        excludes: args.exclude.clone(),
+        follow: args.follow,
+    };
+    let opts = ScanOptions {
+        threads: args.threads.unwrap_or_else(rayon::current_num_threads),
+        max_line_bytes: args.max_line_bytes,
+        ..ScanOptions::default()
+    };
+    let baseline = crate::baseline::load(
+        db,
+        &args.baseline,
+        &args.paths,
+        args.baseline_max_templates,
+        &opts,
+        &mut |line| crate::output::note(line),
+    )?;
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from("-")]
+    } else {
+        args.paths.clone()
+    };
+    let mut entries = walk(&paths, &walk_opts)?;
+    let is_input = |e: &Entry| matches!(e, Entry::Input { .. });
+    let found = entries.iter().filter(|e| is_input(e)).count();
+    let none_selected = found == 0 && !entries.iter().any(|e| matches!(e, Entry::Failed(_)));
+    if let Some(shard) = shard {
+        entries.retain(|e| shard.keeps(e));
+    }
+    let pb = progress(&entries);
+    let counter = Counter::new(&entries);
+    let mut summary: Option<SummaryBuilder> = args.summary.then(Summary::builder);
+    let (mut errored, mut diagnosed) = (false, false);
+    let many = entries.len() > 1;
+    let analyze = AnalyzeOptions {
+        all: args.all,
+        max_findings: args.max_findings.min(MAX_FINDINGS_CAP),
+        baseline,
+    };
+    for batch in entries.chunks(BATCH) {
+        let tick = |entry: &Entry| {
+            if !pb.is_hidden() {
+                pb.set_message(counter.tick(entry));
+                pb.inc(size_on_disk(entry));
+            }
+        };
+        let results = sweep(db, batch, &opts, &analyze, None, &tick);
+        for (entry, report) in batch.iter().zip(results) {
+            let Some(report) = report else {
+                if let Entry::Skipped { path, reason } = entry {
+                    let reason = match reason {
+                        SkipReason::DirectorySymlink => {
+                            "symlink to a directory (not followed without --follow)".to_string()
+                        }
+                        r => r.to_string(),
+                    };
+                    pb.suspend(|| {
+                        note(&format!("faultline: {}: skipped: {reason}", path.display()))
+                    });
+                }
+                continue;
+            };
+            if let Some(e) = &report.error {
+                errored = true;
+                pb.suspend(|| note(&format!("faultline: {e}")));
+            }
+            diagnosed |= report.diagnosed();
+            let text = match (&mut summary, args.format) {
+                (Some(b), _) => {
+                    b.add(&report);
+                    continue;
+                }
+                (None, Format::Human) => {
+                    if report.error.is_some() && report.findings.is_empty() && report.bytes == 0 {
+                        continue;
+                    }
+                    let mut text = render_human_with_hints(&report, args.all, FLAG_HINTS);
+                    if many {
+                        text.push('\n');
+                    }
+                    text
+                }
+                (None, _) => report.to_json_line() + "\n",
+            };
+            // A closed stdout ends the sweep. The status covers the inputs taken so far in
+            // output order (this one included): the same answer whatever the pipe's timing.
+            if pb.suspend(|| try_out(&text)).is_err() {
+                pb.finish_and_clear();
+                return Ok(sweep_status(errored, diagnosed));
+            }
+        }
+    }
+    pb.finish_and_clear();
+    if let Some(b) = summary {
+        let s = b.finish();
+        warn_repeated(&s);
+        refuse_ambiguous(&s)?;
+        // The summary covers every input: so does the status, written or not.
+        let _ = try_out(&render_summary(&s, args.format));
+    }
+    if none_selected {
+        note(&format!(
+            "faultline: no input was selected from {}",
+            selection(&paths, &args.glob, &args.exclude)
+        ));
+        return Ok(EXIT_ERROR);
+    }
+    if let Some(shard) = shard {
+        if found > 0 && !entries.iter().any(is_input) {
+            note(&format!(
+                "faultline: note: shard {shard} selected none of the {found} input{} found in {}",
+                if found == 1 { "" } else { "s" },
+                selection(&paths, &args.glob, &args.exclude)
+            ));
+        }
+    }
+    Ok(sweep_status(errored, diagnosed))
+}
+
+/// The files counter of a sweep's progress bar: counts the entries that get a report (inputs,
+/// and paths that could not be examined), never skipped ones, so `done` never passes `total`.
+struct Counter {
+    total: usize,
+    done: AtomicUsize,
+}
+
+impl Counter {
+    /// Whether `entry` is counted.
+    fn counts(entry: &Entry) -> bool {
+        !matches!(entry, Entry::Skipped { .. })
+    }
+
+    fn new(entries: &[Entry]) -> Counter {
+        Counter {
+            total: entries.iter().filter(|e| Counter::counts(e)).count(),
+            done: AtomicUsize::new(0),
+        }
+    }
+
+    /// Records that `entry` is done; the message `done/total`.
+    fn tick(&self, entry: &Entry) -> String {
+        let n = if Counter::counts(entry) {
+            self.done.fetch_add(1, Ordering::Relaxed) + 1
+        } else {
+            self.done.load(Ordering::Relaxed)
+        };
+        format!("{n}/{}", self.total)
+    }
+}
+
+/// The paths and filters of a sweep, for a message: `DIR (--glob *.log --exclude old)`.
+fn selection(paths: &[PathBuf], globs: &[String], excludes: &[String]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    let filters: Vec<String> = globs
+        .iter()
+        .map(|g| format!("--glob {g}"))
+        .chain(excludes.iter().map(|g| format!("--exclude {g}")))
+        .collect();
+    if filters.is_empty() {
+        format!("{} (no files in it)", names.join(" "))
+    } else {
+        format!("{} ({})", names.join(" "), filters.join(" "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_progress_counter_never_passes_its_total() {
+        let input = |p: &str| Entry::Input {
+            path: PathBuf::from(p),
+            relative: p.into(),
+        };
+        let entries = vec![
+            input("a.log"),
+            Entry::Skipped {
+                path: PathBuf::from("pipe"),
+                reason: faultline::SkipReason::Special("a FIFO"),
+            },
+            Entry::Failed(faultline::Usage::Caller("dangling".into()).into()),
+            input("b.log"),
+        ];
+        let c = Counter::new(&entries);
+        let shown: Vec<String> = entries.iter().map(|e| c.tick(e)).collect();
+        assert_eq!(shown, ["1/3", "1/3", "2/3", "3/3"]);
+    }
+}
