@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Shows that two revisions of faultline print the same `scan --format json` output, byte for
-# byte except `database.hash`, over the real-log corpus, the shipped launch log and a
+# byte except `database.hash`, over the real-log corpus (fragments and whole logs), the shipped launch log and a
 # generated serving log (issue 13: "nothing else changes").
 #
 #   tools/json-identity.sh [--gen-mib N] OLD NEW
@@ -61,7 +61,7 @@ gen="$work/generated-${gen_mib}MiB.log"
 echo "generating a ${gen_mib} MiB serving log ..."
 cargo run --release --quiet --example genlog -- --bytes "${gen_mib}M" --seed 1 > "$gen"
 
-inputs=(tests/corpus/*.log examples/kimi-k2.5-launch.log "$gen")
+inputs=(tests/corpus/*.log tests/corpus/whole/*.log tests/corpus/whole/*.log.zst examples/kimi-k2.5-launch.log "$gen")
 
 # JSON Lines with each object's database.hash blanked (the only field allowed to differ).
 normalise() {

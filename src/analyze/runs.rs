@@ -32,6 +32,15 @@ const RUN_STEP_BACK_MS: i64 = 5 * 60 * 1000;
 /// failures waiting for their next line.
 const MAX_TIMED_PROCESSES: usize = 4096;
 
+/// Whether `needle` (not empty) occurs in `hay`: its first byte found by `memchr`, the rest
+/// compared there (no searcher is built: this runs once per progress line and waiting process).
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    memchr::memchr_iter(first, hay).any(|i| hay[i + 1..].starts_with(rest))
+}
+
 /// Whether a line shows its process going on: an INFO or WARNING line (or one with a
 /// timestamp and no level) that is no exception, traceback, error or failure report, no
 /// cause or symptom, and no peer's disconnect; an HTTP 4xx the server answered is going on.
@@ -89,6 +98,9 @@ pub(super) struct Runs {
     /// Failures waiting for the next line of their process: group, and whether the lines
     /// after it were delivered (so that "printed nothing more" can be told).
     pending: HashMap<String, Vec<(usize, bool)>>,
+    /// Whether some process name was not found verbatim in its own raw line (a tag read through
+    /// escapes): a raw line can then not be told apart from that process's by its bytes.
+    opaque_names: bool,
     /// Stand-in candidates of the current run, and of the last earlier run that failed.
     pub(super) candidates: Candidates,
     failed_run_candidates: Option<(u32, Candidates)>,
@@ -107,6 +119,7 @@ impl Runs {
             last_terminal: None,
             last_error: None,
             pending: HashMap::new(),
+            opaque_names: false,
             candidates: Candidates::default(),
             failed_run_candidates: None,
         }
@@ -115,6 +128,29 @@ impl Runs {
     /// Whether no failure waits for its process's next line.
     pub(super) fn nothing_pending(&self) -> bool {
         self.pending.is_empty()
+    }
+
+    /// Records whether `process` (read from the raw line `raw`) is written verbatim in it; see
+    /// [`Runs::may_concern`].
+    pub(super) fn note_process(&mut self, raw: &[u8], process: &str) {
+        if !self.opaque_names && !process.is_empty() && !contains(raw, process.as_bytes()) {
+            self.opaque_names = true;
+        }
+    }
+
+    /// Whether a progress line (raw bytes, not parsed) may be of a process that a failure
+    /// waits on (for its next line or for its progress). False only when every waiting process
+    /// is tagged, each name written verbatim in its own lines, and none in this line: the line
+    /// is then counted without being parsed. Past a few waiting processes it says true.
+    pub(super) fn may_concern(&self, raw: &[u8]) -> bool {
+        const MOST_NAMES: usize = 32;
+        if self.opaque_names || self.pending.len() + self.awaiting_progress.len() > MOST_NAMES {
+            return true;
+        }
+        self.pending
+            .keys()
+            .chain(self.awaiting_progress.keys())
+            .any(|k| k.is_empty() || contains(raw, k.as_bytes()))
     }
 
     /// A line came in the current run.

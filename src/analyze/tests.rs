@@ -831,3 +831,31 @@ fn an_unresolved_retry_loop_never_outranks_a_known_fatal_cause_or_an_earlier_fai
     // The run failed before the loop began: the loop (teardown uploads) is not its cause.
     loop_survives_below_the_failure(&format!("{CANCELLED}{LOOP}\n"), 5);
 }
+
+#[test]
+fn progress_of_other_processes_is_not_parsed_while_a_tagged_failure_waits() {
+    // A worker's survivable error that its process never follows up, then 10,000 progress
+    // lines of the driver: each is counted, none parsed; the worker's own progress still
+    // reaches the failure.
+    let db = Database::embedded();
+    let mut log = String::from("(WorkerDict pid=7) WARNING:2025-09-17 10:35:23,848:HTTP Error 429 thrown while requesting HEAD https://huggingface.co/x/resolve/main/tokenizer_config.json\n");
+    for i in 0..10_000 {
+        log.push_str(&format!(
+            "(TaskRunner pid=5) Training Progress:   0%|          | {i}/15625 [34:38<288:57:10, 66.71s/it]\n"
+        ));
+    }
+    log.push_str(
+        "(WorkerDict pid=7) Training Progress:   0%|          | 3/9 [00:01<00:02, 2.00it/s]\n",
+    );
+    let mut a = Analyzer::new(db, AnalyzeOptions::default());
+    let input = Input::from_bytes(Path::new("t.log"), log.into_bytes());
+    let (stats, _) = input.scan(db, &ScanOptions::default(), &mut |hit| a.push(&hit));
+    assert!(a.parsed < 10, "{} lines parsed", a.parsed);
+    let r = a.finish("t.log", &stats, None);
+    assert_eq!(r.counts.evidence_lines, 10_001);
+    assert!(
+        r.findings[0].why.contains("made progress after it"),
+        "{}",
+        r.findings[0].why
+    );
+}
