@@ -830,3 +830,5 @@ fn an_unresolved_retry_loop_never_outranks_a_known_fatal_cause_or_an_earlier_fai
     // The run failed before the loop began: the loop (teardown uploads) is not its cause.
     loop_survives_below_the_failure(&format!("{CANCELLED}{LOOP}\n"), 5);
 }
+
+mod one_line;
