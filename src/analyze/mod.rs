@@ -516,7 +516,7 @@ impl<'db> Analyzer<'db> {
             );
         }
         let (findings, rank_of, omitted) = rank::findings(
-            &self.fold.groups,
+            &mut self.fold.groups,
             self.db,
             self.opts.max_findings,
             ended_early,

@@ -12,6 +12,8 @@ const HEAD_FRAMES: usize = 1;
 const TAIL_FRAMES: usize = 4;
 /// Longest frame line kept, in bytes.
 const FRAME_BYTES: usize = 1024;
+/// Longest exception message a traceback keeps (the finding's text holds the whole line).
+pub(super) const MESSAGE_BYTES: usize = 4096;
 /// Processes whose traceback state is kept; past this, the ones with no open traceback go
 /// (all of them when fewer than half would go, so that making room costs each new process
 /// a bounded number of entries, however many tracebacks are open).
@@ -101,6 +103,22 @@ impl Open {
         frames.extend(self.tail);
         frames
     }
+}
+
+/// The first `max` bytes of `s` (at a character boundary), marked `…` when cut: a copy of
+/// at most `max` bytes whatever `s`'s length.
+pub(super) fn cut_copy(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = String::with_capacity(end + '…'.len_utf8());
+    out.push_str(&s[..end]);
+    out.push('…');
+    out
 }
 
 fn cut(mut s: String, max: usize) -> String {

@@ -273,11 +273,13 @@ struct Closed;
 /// Writes to stdout; `Err(Closed)` when the reader has gone. Any other write error is
 /// reported and ends the run with status 2.
 fn try_out(text: &str) -> Result<(), Closed> {
-    let mut stdout = io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
+    try_write(&mut |w| w.write_all(text.as_bytes()))
+}
+
+/// [`try_out`] for output that `write` produces piece by piece, through a buffer.
+fn try_write(write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>) -> Result<(), Closed> {
+    let mut stdout = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
+    if let Err(e) = write(&mut stdout).and_then(|_| stdout.flush()) {
         if e.kind() == io::ErrorKind::BrokenPipe {
             return Err(Closed);
         }
@@ -484,7 +486,7 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                 pb.suspend(|| note(&format!("faultline: {e}")));
             }
             diagnosed |= report.diagnosed();
-            let text = match (&mut summary, args.format) {
+            let written = match (&mut summary, args.format) {
                 (Some(b), _) => {
                     b.add(&report);
                     continue;
@@ -497,13 +499,14 @@ fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     if many {
                         text.push('\n');
                     }
-                    text
+                    pb.suspend(|| try_out(&text))
                 }
-                (None, _) => report.to_json_line() + "\n",
+                // Written as it is serialised: no whole line held (its texts can be long).
+                (None, _) => pb.suspend(|| try_write(&mut |w| report.write_json_line(w))),
             };
             // A closed stdout ends the sweep. The status covers the inputs taken so far in
             // output order (this one included): the same answer whatever the pipe's timing.
-            if pb.suspend(|| try_out(&text)).is_err() {
+            if written.is_err() {
                 pb.finish_and_clear();
                 return Ok(sweep_status(errored, diagnosed));
             }
