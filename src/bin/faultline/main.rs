@@ -16,7 +16,7 @@ use faultline::{
 use faultline::{load_dir, SignatureSet};
 use faultline::{render_human_with_hints, HumanHints, Report};
 use faultline::{walk, Entry, Shard, SkipReason, WalkOptions};
-use faultline::{Archive, ARCHIVE_FORMAT as FORMAT, MAX_DFA_BYTES};
+use faultline::{Archive, ARCHIVE_FORMAT as FORMAT, MAX_CONFIRM_STATES, MAX_DFA_BYTES};
 use faultline::{BenchOptions, Corpus};
 use faultline::{ScanOptions, MAX_THREADS};
 use faultline::{Summary, SummaryBuilder};
@@ -343,13 +343,34 @@ fn load_set(args: &SetArgs) -> Result<SignatureSet, Error> {
 
 fn database(args: &SetArgs) -> Result<&'static Database, Error> {
     if let Some(file) = &args.db {
-        return Ok(Box::leak(Box::new(Database::open(file)?)));
+        let db = Box::leak(Box::new(Database::open(file)?));
+        warn_skipped(db);
+        return Ok(db);
     }
     if args.signatures.is_none() && args.add_signatures.is_empty() && args.disable.is_empty() {
         return Ok(Database::embedded());
     }
     let set = load_set(args)?;
-    Ok(Box::leak(Box::new(Database::compile(&set)?)))
+    let db = Box::leak(Box::new(Database::compile(&set)?));
+    warn_skipped(db);
+    Ok(db)
+}
+
+/// Warns of each pattern the database skips because confirming it would cost more than the
+/// confirmation budget allows, naming its signature (issue 30).
+fn warn_skipped(db: &Database) {
+    for (sig, source, states) in db.skipped_patterns() {
+        let shown: String = source.chars().take(80).collect();
+        let more = if shown.len() < source.len() {
+            "…"
+        } else {
+            ""
+        };
+        note(&format!(
+            "faultline: warning: signature {}: pattern {shown}{more} is skipped: confirming it would exceed the budget ({states} NFA states, at most {MAX_CONFIRM_STATES}; counted repetitions such as (?:a{{99}}){{999}} multiply them)",
+            db.signature(sig).id
+        ));
+    }
 }
 
 /// `--max-findings` values above this mean the same (no practical limit) and are clamped to
@@ -744,6 +765,7 @@ fn run_db(cmd: DbCommand) -> Result<u8, Error> {
         DbCommand::Check { dir, corpus } => {
             let set = set_or_embedded(dir.as_deref())?;
             let db = Database::compile(&set)?;
+            warn_skipped(&db);
             let archive = db.to_archive(MAX_DFA_BYTES)?;
             Database::from_archive_bytes(&archive.bytes)?.check_examples(&set)?;
             let examples: usize = set.signatures.iter().map(|s| s.examples.len()).sum();
