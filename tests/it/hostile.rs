@@ -1504,34 +1504,39 @@ counterexamples = ["b"]
     log.push('\n');
     let log = write(dir.path(), "a.log", log.as_bytes());
     let archive = dir.path().join("db.fl");
-    let compiled = bin()
-        .args(["db", "compile"])
-        .arg(&sigs)
-        .arg("-o")
-        .arg(&archive)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let out = wait_bounded(compiled, Duration::from_secs(60));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    for set in [
-        ["--signatures".as_ref(), sigs.as_os_str()],
-        ["--db".as_ref(), archive.as_os_str()],
-    ] {
+    // Runs `faultline ARGS` under the deadline: its output, and its stderr as text.
+    let run = |args: &[&OsStr]| {
         let child = bin()
-            .args(["scan", "--format", "json"])
-            .args(set)
-            .arg(&log)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .expect("spawn");
         let out = wait_bounded(child, Duration::from_secs(60));
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out, stderr)
+    };
+    let (out, stderr) = run(&[
+        "db".as_ref(),
+        "compile".as_ref(),
+        sigs.as_os_str(),
+        "-o".as_ref(),
+        archive.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for set in [
+        ["--signatures".as_ref(), sigs.as_os_str()],
+        ["--db".as_ref(), archive.as_os_str()],
+    ] {
+        let (out, stderr) = run(&[
+            "scan".as_ref(),
+            "--format".as_ref(),
+            "json".as_ref(),
+            set[0],
+            set[1],
+            log.as_os_str(),
+        ]);
         assert_eq!(out.status.code(), Some(0), "{set:?}: {stderr}");
         assert!(
             stderr.contains(
