@@ -68,7 +68,7 @@ pub use faultline_db::{
 };
 /// The compiled signature database (from `faultline-db`), and a pattern without its group
 /// names.
-pub use faultline_db::{unnamed, Database, SignatureInfo};
+pub use faultline_db::{unnamed, Database, SignatureInfo, MAX_CONFIRM_STATES};
 /// The compiled database as a file.
 pub use faultline_db::{Archive, ARCHIVE_FORMAT, ARCHIVE_MAGIC, MAX_DFA_BYTES};
 pub use faultline_db::{

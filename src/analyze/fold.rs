@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::baseline::Baseline;
 use super::line::{self, LineInfo};
-use super::traceback::Event;
+use super::traceback::{self, Event};
 use super::words::{exception_name, names_a_class};
 use crate::report::{FindingRole, MAX_PROCESSES_LISTED};
 use crate::scan::Hit;
@@ -15,6 +15,20 @@ use faultline_db::{Database, Role, Severity};
 /// Longest message prefix that decides folding: two lines alike for this long are the same
 /// message, and a huge line does not cost a second copy of itself as a key.
 const FOLD_KEY_BYTES: usize = 4096;
+
+/// Longest capture a finding keeps, in bytes (longer ones are cut and marked `…`): a finding
+/// keeps one copy of its long line, its text.
+const CAPTURE_BYTES: usize = 4096;
+
+/// `captures` with each value cut to [`CAPTURE_BYTES`].
+fn cut_captures(mut captures: Vec<(String, String)>) -> Vec<(String, String)> {
+    for (_, value) in &mut captures {
+        if value.len() > CAPTURE_BYTES {
+            *value = traceback::cut_copy(value, CAPTURE_BYTES);
+        }
+    }
+    captures
+}
 
 fn key_prefix(message: &str) -> &str {
     let mut end = message.len().min(FOLD_KEY_BYTES);
@@ -290,7 +304,7 @@ impl<'db> FoldStore<'db> {
                     i.title.clone(),
                     i.severity,
                     i.category.clone(),
-                    self.db.captures(s, &hit.text),
+                    cut_captures(self.db.captures(s, &hit.text)),
                     i.survivable,
                 )
             }
@@ -307,7 +321,7 @@ impl<'db> FoldStore<'db> {
                 chain_pos, frames, ..
             } => {
                 let mut tb = frames.clone();
-                tb.push(info.message.clone());
+                tb.push(traceback::cut_copy(&info.message, traceback::MESSAGE_BYTES));
                 (Some(tb), Some(*chain_pos), true)
             }
             Event::None => (None, None, false),

@@ -202,9 +202,12 @@ impl<'db> Analyzer<'db> {
         let info = line::parse_line(&hit.text);
         let process = process_key(info.process.as_deref().unwrap_or(""));
         self.runs.note_process(&hit.text, &process);
+        // A start line in the middle of a traceback being printed is log text (another
+        // process echoing a banner or `restart_count=1`), not a new launch.
+        let start = ev.start.filter(|_| !self.tracebacks.printing(hit.line));
         if self
             .runs
-            .boundary(&mut self.fold.groups, ev.start, &info, &process)
+            .boundary(&mut self.fold.groups, start, &info, &process)
         {
             self.tracebacks.clear();
             self.retry.new_run();
@@ -488,13 +491,19 @@ impl<'db> Analyzer<'db> {
 
     /// Ranks the findings and builds the report.
     pub fn finish(mut self, input: &str, stats: &ScanStats, error: Option<String>) -> Report {
-        // Tracebacks still open: the input ended inside them.
+        // Tracebacks still open: their processes never closed them. The input ended inside
+        // one when its last line is among the input's last lines (else the log went on
+        // without it: its process was killed or left it).
+        let mut cut = false;
         let open: Vec<(String, Vec<String>, bool)> = self
             .tracebacks
             .open_ones()
-            .map(|(p, f, logged)| (p.to_string(), f, logged))
+            .map(|(p, f, logged, last)| {
+                cut |= last.saturating_add(traceback::LIVE_LINES) >= stats.lines;
+                (p.to_string(), f, logged)
+            })
             .collect();
-        let ended_early = (error.is_some() && stats.bytes > 0) || !open.is_empty();
+        let ended_early = (error.is_some() && stats.bytes > 0) || cut;
         let groups = &mut self.fold.groups;
         // Whatever still waits: its process printed nothing more.
         self.runs.settle_all(groups, true);
@@ -527,7 +536,7 @@ impl<'db> Analyzer<'db> {
             );
         }
         let (findings, rank_of, omitted) = rank::findings(
-            &self.fold.groups,
+            &mut self.fold.groups,
             self.db,
             self.opts.max_findings,
             ended_early,

@@ -117,9 +117,11 @@ pub(super) fn keep_in_memory(groups: &[Group], max: usize) -> Option<Vec<bool>> 
 /// The ranked findings of a report, at most `max` (0 = no limit; the lowest-ranked go, never
 /// a failure for a lower one); with each group's rank (0 for the ones left out) and how
 /// many were left out. `runs` is the number of runs; `ended_early`: the input ended inside
-/// a traceback or on an error, so findings no signature knows are tentative.
+/// a traceback or on an error, so findings no signature knows are tentative. The findings
+/// take their text, captures, processes and traceback from the groups (one kept copy of a
+/// long line, not two).
 pub(super) fn findings(
-    groups: &[Group],
+    groups: &mut [Group],
     db: &Database,
     max: usize,
     ended_early: bool,
@@ -127,7 +129,7 @@ pub(super) fn findings(
     with_baseline: bool,
 ) -> (Vec<Finding>, Vec<usize>, u64) {
     let mut tier_ts_complete = [true; 7];
-    for g in groups {
+    for g in groups.iter() {
         if g.timestamp.is_none() {
             tier_ts_complete[g.tier() as usize] = false;
         }
@@ -151,10 +153,12 @@ pub(super) fn findings(
     let mut findings = Vec::with_capacity(order.len());
     for (rank0, &gi) in order.iter().enumerate() {
         rank_of[gi] = rank0 + 1;
-        let g = &groups[gi];
+        let g = &mut groups[gi];
         let remediation = g
             .signature
             .map(|s| interpolate(&db.signature(s).remediation, &g.captures));
+        let why = why(g, tier_ts_complete[g.tier() as usize], runs);
+        let process_count = g.process_set.count().max(g.processes.len() as u64);
         let fatal = g.fatal();
         let survivable = match g.role {
             FindingRole::Cause | FindingRole::Unclassified => !fatal,
@@ -170,20 +174,22 @@ pub(super) fn findings(
             line: g.line,
             last_line: g.last_line,
             offset: g.offset,
-            text: g.text.clone(),
+            text: std::mem::take(&mut g.text),
             text_truncated: g.text_truncated,
             count: g.count,
-            processes: g.processes.clone(),
-            process_count: g.process_set.count().max(g.processes.len() as u64),
+            processes: std::mem::take(&mut g.processes),
+            process_count,
             survivable,
             ended_process: matches!(g.fate, Fate::Ended | Fate::Silent),
             run: g.run,
             timestamp: g.timestamp_text.clone(),
             tentative: ended_early && g.signature.is_none(),
-            captures: g.captures.iter().cloned().collect::<BTreeMap<_, _>>(),
+            captures: std::mem::take(&mut g.captures)
+                .into_iter()
+                .collect::<BTreeMap<_, _>>(),
             remediation,
-            traceback: g.traceback.clone(),
-            why: why(g, tier_ts_complete[g.tier() as usize], runs),
+            traceback: g.traceback.take(),
+            why,
             in_baseline: with_baseline.then_some(g.in_baseline),
         });
     }

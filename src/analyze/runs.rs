@@ -28,8 +28,8 @@ const NOT_A_STOP: &[&str] = &["time-limit", "preemption", "host-oom"];
 /// How far back a process's timestamp must step for a new run to start (5 minutes).
 const RUN_STEP_BACK_MS: i64 = 5 * 60 * 1000;
 
-/// Processes whose last timestamp is remembered for run boundaries, and processes with
-/// failures waiting for their next line.
+/// Processes whose last timestamp is remembered for run boundaries, and processes whose
+/// failures wait for progress evidence.
 const MAX_TIMED_PROCESSES: usize = 4096;
 
 /// Whether `needle` (not empty) occurs in `hay`: its first byte found by `memchr`, the rest
@@ -461,10 +461,9 @@ impl Runs {
         if g.count != 1 || g.fate != Fate::Pending {
             return;
         }
-        if self.pending.len() >= MAX_TIMED_PROCESSES && !self.pending.contains_key(process) {
-            // Hostile numbers of processes: the oldest waits are settled as "went on".
-            self.settle_all(groups, false);
-        }
+        // No cap on the waiting processes: each waits for a finding the fold store keeps
+        // (evicted ones leave, see `remap`), so they are as many as the findings at most.
+        // Flushing them unsettled left a failure whose process died "survivable".
         let list = self.pending.entry(process_key(process)).or_default();
         if list.len() < 64 {
             list.push((group, watched));

@@ -859,3 +859,5 @@ fn progress_of_other_processes_is_not_parsed_while_a_tagged_failure_waits() {
         r.findings[0].why
     );
 }
+
+mod one_line;

@@ -336,4 +336,11 @@ impl Report {
     pub fn to_json_line(&self) -> String {
         serde_json::to_string(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
+
+    /// Writes the report as one line of JSON, newline included, as it is serialised: no
+    /// copy of the whole line is held (a report's texts can be many long lines).
+    pub fn write_json_line(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer(&mut *out, self)?;
+        out.write_all(b"\n")
+    }
 }

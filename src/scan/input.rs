@@ -383,16 +383,17 @@ impl Input {
         match self.source {
             Source::Mapped(map, guard, file) => {
                 let release = |chunk: &[u8]| release_pages(&map, chunk);
-                let mut stats = scan_slice_releasing(db, &map, opts, sink, Some(&release));
-                let Some(fault) = guard.as_ref().and_then(truncation::Guard::fault) else {
-                    return (stats, None);
+                // Once a page past the file's end faulted, the input ends where the file now
+                // does: the bytes past it read as zeros, and are not the input's.
+                let end = || {
+                    let fault = guard.as_ref().and_then(truncation::Guard::fault)?;
+                    Some(fault.min(file.metadata().map_or(u64::MAX, |m| m.len())))
                 };
-                // The bytes past the new end read as zeros: the input ends where the file did.
-                let now = file.metadata().map_or(u64::MAX, |m| m.len());
-                let offset = fault.min(now);
-                stats.bytes = offset;
-                // What the map shows past the new end is not the input's.
-                stats.tail.clear();
+                let stats = scan_slice_releasing(db, &map, opts, sink, Some(&release), Some(&end));
+                if guard.as_ref().and_then(truncation::Guard::fault).is_none() {
+                    return (stats, None);
+                }
+                let offset = stats.bytes;
                 let err = Error::Input {
                     path: self.path.clone(),
                     offset,
@@ -875,6 +876,15 @@ mod tests {
             );
             assert!(err.contains("truncated"), "{err}");
             assert_eq!(stats.bytes, cut);
+            // What the map showed past the new end (zero pages) is not the input's: no NUL
+            // byte, no line of zeros; the lines are those of the file's first `cut` bytes,
+            // and the tail ends at the cut.
+            let kept = &log[..cut as usize];
+            assert!(!stats.binary, "threads {threads}");
+            let lines = memchr::memchr_iter(b'\n', kept).count() as u64
+                + u64::from(kept.last() != Some(&b'\n'));
+            assert_eq!(stats.lines, lines, "threads {threads}");
+            assert!(kept.ends_with(&stats.tail) && !stats.tail.is_empty());
             assert!(hits.iter().all(|&o| o < cut), "threads {threads}");
             let before: Vec<u64> = at.iter().copied().filter(|&o| o < cut).collect();
             assert_eq!(before.len(), 3);

@@ -166,6 +166,57 @@ struct Scanned {
     head: Vec<ChunkHit>,
     /// Lines of the next chunk still in this chunk's last context window.
     window_left: usize,
+    /// The chunk's length in bytes.
+    len: usize,
+}
+
+impl Scanned {
+    /// The scan of a chunk that was not scanned (past the input's end, see [`End`]).
+    fn nothing() -> Scanned {
+        Scanned {
+            hits: Vec::new(),
+            newlines: 0,
+            nul: false,
+            head: Vec::new(),
+            window_left: 0,
+            len: 0,
+        }
+    }
+}
+
+/// Where a mapped input ends when it turned out shorter than its map (a file truncated while
+/// it was read, whose pages past the new end read as zeros): `None` while it has not.
+pub(crate) type End<'a> = &'a (dyn Fn() -> Option<u64> + Sync);
+
+/// The input's length: `buf`'s, or less when `end` says the input ended earlier.
+fn input_len(buf: &[u8], end: Option<End<'_>>) -> usize {
+    end.and_then(|e| e()).map_or(buf.len(), |e| {
+        usize::try_from(e).unwrap_or(usize::MAX).min(buf.len())
+    })
+}
+
+/// The scan of the chunk at `start` cut to an input of `len` bytes: nothing of a chunk at or
+/// past the end; of the chunk the end falls in, the lines before it (hit texts cut there),
+/// and its newlines and NUL bytes counted again over the bytes the input still has.
+fn clip(buf: &[u8], start: usize, mut done: Scanned, len: usize) -> Option<Scanned> {
+    if start >= len {
+        return None;
+    }
+    let within = len - start;
+    if done.len <= within {
+        return Some(done);
+    }
+    let kept = &buf[start..len];
+    done.newlines = bytecount::count(kept, b'\n') as u64;
+    done.nul = memchr(0, kept).is_some();
+    done.len = within;
+    for lines in [&mut done.hits, &mut done.head] {
+        lines.retain(|h| h.start < within);
+        for h in lines.iter_mut() {
+            h.text.truncate(within - h.start);
+        }
+    }
+    Some(done)
 }
 
 /// A line as a hit of its chunk, cut to `cap`.
@@ -282,6 +333,7 @@ fn scan_chunk(db: &Database, buf: &[u8], cap: usize) -> Scanned {
         nul,
         head,
         window_left: window,
+        len: buf.len(),
     }
 }
 
@@ -344,7 +396,7 @@ pub fn scan_slice(
     opts: &ScanOptions,
     sink: &mut dyn FnMut(Hit),
 ) -> ScanStats {
-    scan_slice_releasing(db, buf, opts, sink, None)
+    scan_slice_releasing(db, buf, opts, sink, None, None)
 }
 
 /// Called with each chunk of a parallel scan once it is scanned (its hits hold copies of their
@@ -352,7 +404,9 @@ pub fn scan_slice(
 /// unmap on the calling thread at the end.
 pub(crate) type Release<'a> = &'a (dyn Fn(&[u8]) + Sync);
 
-/// [`scan_slice`], with `release` called for each scanned chunk (its pages may go back).
+/// [`scan_slice`], with `release` called for each scanned chunk (its pages may go back), and
+/// `end` asked where the input ends (a mapped file truncated while it is read): no chunk
+/// past that end is scanned, and the hits, lines, NUL bytes and tail are the input's up to it.
 ///
 /// Memory: chunks are at most [`MAX_CHUNK`] bytes and at most [`in_flight`]`(threads)` of
 /// them are scanned ahead of the sink, so the hits held at once are bounded by the thread
@@ -363,6 +417,7 @@ pub(crate) fn scan_slice_releasing(
     opts: &ScanOptions,
     sink: &mut dyn FnMut(Hit),
     release: Option<Release<'_>>,
+    end: Option<End<'_>>,
 ) -> ScanStats {
     let threads = opts.threads.clamp(1, MAX_THREADS);
     let tail = tail_of(
@@ -379,12 +434,12 @@ pub(crate) fn scan_slice_releasing(
     let mut merged = Merge::default();
     if threads == 1 || buf.len() <= chunk {
         for i in 0..chunk_count(buf, chunk) {
-            let bound = chunk_bound(buf, chunk, i);
-            let done = scan_chunk_releasing(db, buf, bound, cap, release);
-            merged.push(bound.0 as u64, done, sink);
+            let (start, done) = scan_nth(db, buf, chunk, i, cap, release, end);
+            merged.push_clipped(buf, start, done, input_len(buf, end), sink);
         }
     } else if rayon::current_thread_index().is_none() {
-        scan_parallel(db, buf, chunk, threads, cap, sink, release, &mut merged);
+        let bounds = (release, end);
+        scan_parallel(db, buf, chunk, threads, cap, sink, bounds, &mut merged);
     } else {
         // On a pool thread (many files scanned at once): blocking it on a channel while
         // the pool runs the chunks could starve the pool, so the chunks run as parallel
@@ -394,19 +449,22 @@ pub(crate) fn scan_slice_releasing(
         for first in (0..n).step_by(ahead) {
             let results: Vec<(usize, Scanned)> = (first..(first + ahead).min(n))
                 .into_par_iter()
-                .map(|i| {
-                    let bound = chunk_bound(buf, chunk, i);
-                    (bound.0, scan_chunk_releasing(db, buf, bound, cap, release))
-                })
+                .map(|i| scan_nth(db, buf, chunk, i, cap, release, end))
                 .collect();
             for (s, done) in results {
-                merged.push(s as u64, done, sink);
+                merged.push_clipped(buf, s, done, input_len(buf, end), sink);
             }
         }
     }
+    let len = input_len(buf, end);
+    let tail = if len == buf.len() {
+        tail
+    } else {
+        tail_of(&buf[len.saturating_sub(TAIL_BYTES + 1)..len], len as u64)
+    };
     ScanStats {
-        bytes: buf.len() as u64,
-        lines: line_count(buf, merged.newlines),
+        bytes: len as u64,
+        lines: line_count(&buf[..len], merged.newlines),
         binary: merged.binary,
         tail,
     }
@@ -445,6 +503,21 @@ impl Merge {
         self.binary |= done.nul;
     }
 
+    /// [`Merge::push`] of the chunk at `start` of `buf`, cut to an input of `len` bytes (see
+    /// [`clip`]).
+    fn push_clipped(
+        &mut self,
+        buf: &[u8],
+        start: usize,
+        done: Scanned,
+        len: usize,
+        sink: &mut dyn FnMut(Hit),
+    ) {
+        if let Some(done) = clip(buf, start, done, len) {
+            self.push(start as u64, done, sink);
+        }
+    }
+
     /// A line outside any chunk (a streamed line over the cap) passed on its own;
     /// `terminated` when a newline ends it.
     fn push_long(&mut self, hit: Option<Hit>, terminated: bool, sink: &mut dyn FnMut(Hit)) {
@@ -463,19 +536,31 @@ impl Merge {
     }
 }
 
-/// Scans the chunk `buf[start..end]`, then hands it to `release`.
-fn scan_chunk_releasing(
+/// Finds chunk `i`'s bounds (chunks of `size` bytes), scans it, then hands it to `release`:
+/// the chunk's start and its scan. Past the input's end (see [`End`]) nothing is read, and a
+/// chunk the end falls in is scanned up to it, when it is known by then.
+#[allow(clippy::too_many_arguments)]
+fn scan_nth(
     db: &Database,
     buf: &[u8],
-    (start, end): (usize, usize),
+    size: usize,
+    i: usize,
     cap: usize,
     release: Option<Release<'_>>,
-) -> Scanned {
+    input_end: Option<End<'_>>,
+) -> (usize, Scanned) {
+    let nominal = i.saturating_mul(size.max(1)).min(buf.len());
+    if input_len(buf, input_end) <= nominal {
+        return (nominal, Scanned::nothing());
+    }
+    let (start, end) = chunk_bound(buf, size, i);
+    // Finding the bound may have read past a truncated file's end: ask again.
+    let end = end.min(input_len(buf, input_end)).max(start);
     let done = scan_chunk(db, &buf[start..end], cap);
     if let Some(release) = release {
         release(&buf[start..end]);
     }
-    done
+    (start, done)
 }
 
 /// Scans the chunks of `buf` on `threads` workers, which take chunks in input order, while
@@ -491,7 +576,7 @@ fn scan_parallel(
     threads: usize,
     cap: usize,
     sink: &mut dyn FnMut(Hit),
-    release: Option<Release<'_>>,
+    (release, end): (Option<Release<'_>>, Option<End<'_>>),
     merged: &mut Merge,
 ) {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -524,10 +609,9 @@ fn scan_parallel(
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    let bound = chunk_bound(buf, chunk, i);
-                    let done = scan_chunk_releasing(db, buf, bound, cap, release);
+                    let (start, done) = scan_nth(db, buf, chunk, i, cap, release, end);
                     // A closed channel means the receiver is gone: nothing left to do.
-                    if tx.send((i, bound.0, done)).is_err() {
+                    if tx.send((i, start, done)).is_err() {
                         break;
                     }
                 });
@@ -547,7 +631,7 @@ fn scan_parallel(
         for (i, start, result) in rx {
             pending.insert(i, (start, result));
             while let Some((start, done)) = pending.remove(&want) {
-                merged.push(start as u64, done, sink);
+                merged.push_clipped(buf, start, done, input_len(buf, end), sink);
                 want += 1;
                 *passed.lock().unwrap_or_else(|e| e.into_inner()) = want;
                 moved.notify_all();
@@ -830,6 +914,47 @@ mod tests {
         let want = buf.len() + 50_000;
         gen.fill(&mut buf, want);
         (buf, at)
+    }
+
+    /// A mapped file truncated while it is read: its map shows zeros past the new end. Told
+    /// where the input ends, the scan passes over no chunk past it (counted in the bytes the
+    /// chunks scanned cover), and its hits and totals are those of the bytes before the end:
+    /// no line of zeros, no NUL byte (`binary`), the tail ending at the cut.
+    #[test]
+    fn a_scan_told_its_input_ended_stops_there_and_counts_only_what_came_before() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let db = Database::embedded();
+        let (log, _) = log_with_failures(&[
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+            "RuntimeError: NCCL error in: ProcessGroupNCCL.cpp:1, unhandled system error",
+        ]);
+        let end = 200_000 + 17;
+        let mut map = log[..end].to_vec();
+        map.resize(40 << 20, 0);
+        for threads in [1, 2, 4] {
+            let opts = ScanOptions {
+                threads,
+                min_chunk: 64 << 10,
+                ..ScanOptions::default()
+            };
+            let scanned = AtomicUsize::new(0);
+            let release = |chunk: &[u8]| {
+                scanned.fetch_add(chunk.len(), Ordering::Relaxed);
+            };
+            let input_end = || Some(end as u64);
+            let (hits, stats) = hits_of(|sink| {
+                scan_slice_releasing(db, &map, &opts, sink, Some(&release), Some(&input_end))
+            });
+            let (want_hits, want) = hits_of(|sink| scan_slice(db, &log[..end], &opts, sink));
+            assert_eq!((&hits, &stats), (&want_hits, &want), "threads {threads}");
+            assert!(!stats.binary && stats.bytes == end as u64);
+            let chunk = MAX_CHUNK.max(opts.min_chunk);
+            let work = scanned.load(Ordering::Relaxed);
+            assert!(
+                work <= end + chunk,
+                "threads {threads}: {work} bytes scanned for an input of {end}"
+            );
+        }
     }
 
     fn hits_of(run: impl FnOnce(&mut dyn FnMut(Hit)) -> ScanStats) -> (Vec<Hit>, ScanStats) {

@@ -33,7 +33,7 @@ pub use database::archive::{Archive, ARCHIVE_FORMAT, ARCHIVE_MAGIC, MAX_DFA_BYTE
 /// ([`Owner`]), and how often the prefilter fires ([`CandidateProfile`]).
 pub use database::{
     CandidateLine, CandidateLines, CandidateProfile, Cursor, Database, HashedLayout, LineMatch,
-    Marker, Owner, PrefilterLayout, Scratch,
+    Marker, Owner, PrefilterLayout, Scratch, MAX_CONFIRM_STATES,
 };
 /// Typed errors, and where in a signature file a problem is.
 pub use error::{

@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use faultline::{load_dir, Database, EmbeddedDatabase, Error, SignatureSet, Usage, MAX_THREADS};
+use faultline::{
+    load_dir, Database, EmbeddedDatabase, Error, SignatureSet, Usage, MAX_CONFIRM_STATES,
+    MAX_THREADS,
+};
 
 /// The exit-status rule of `scan` and `summary`, shown in `--help`.
 pub const EXIT_STATUS_HELP: &str = "\
@@ -293,13 +296,34 @@ fn load_set(args: &SetArgs) -> Result<SignatureSet, Error> {
 
 pub fn database(args: &SetArgs) -> Result<&'static Database, Error> {
     if let Some(file) = &args.db {
-        return Ok(Box::leak(Box::new(Database::open(file)?)));
+        let db = Box::leak(Box::new(Database::open(file)?));
+        warn_skipped(db);
+        return Ok(db);
     }
     if args.signatures.is_none() && args.add_signatures.is_empty() && args.disable.is_empty() {
         return Ok(Database::embedded());
     }
     let set = load_set(args)?;
-    Ok(Box::leak(Box::new(Database::compile(&set)?)))
+    let db = Box::leak(Box::new(Database::compile(&set)?));
+    warn_skipped(db);
+    Ok(db)
+}
+
+/// Warns of each pattern the database skips because confirming it would cost more than the
+/// confirmation budget allows, naming its signature (issue 30).
+pub fn warn_skipped(db: &Database) {
+    for (sig, source, states) in db.skipped_patterns() {
+        let shown: String = source.chars().take(80).collect();
+        let more = if shown.len() < source.len() {
+            "…"
+        } else {
+            ""
+        };
+        crate::output::note(&format!(
+            "faultline: warning: signature {}: pattern {shown}{more} is skipped: confirming it would exceed the budget ({states} NFA states, at most {MAX_CONFIRM_STATES}; counted repetitions such as (?:a{{99}}){{999}} multiply them)",
+            db.signature(sig).id
+        ));
+    }
 }
 
 /// The signature directory `dir`, or the embedded set.

@@ -61,6 +61,7 @@ pub fn run_db(cmd: DbCommand) -> Result<u8, Error> {
         DbCommand::Check { dir, corpus } => {
             let set = set_or_embedded(dir.as_deref())?;
             let db = Database::compile(&set)?;
+            crate::args::warn_skipped(&db);
             let archive = db.to_archive(MAX_DFA_BYTES)?;
             Database::from_archive_bytes(&archive.bytes)?.check_examples(&set)?;
             let examples: usize = set.signatures.iter().map(|s| s.examples.len()).sum();

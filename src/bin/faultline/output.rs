@@ -21,11 +21,13 @@ pub struct Closed;
 /// Writes to stdout; `Err(Closed)` when the reader has gone. Any other write error is
 /// reported and ends the run with status 2.
 pub fn try_out(text: &str) -> Result<(), Closed> {
-    let mut stdout = io::stdout().lock();
-    if let Err(e) = stdout
-        .write_all(text.as_bytes())
-        .and_then(|_| stdout.flush())
-    {
+    try_write(&mut |w| w.write_all(text.as_bytes()))
+}
+
+/// [`try_out`] for output that `write` produces piece by piece, through a buffer.
+pub fn try_write(write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>) -> Result<(), Closed> {
+    let mut stdout = io::BufWriter::with_capacity(64 << 10, io::stdout().lock());
+    if let Err(e) = write(&mut stdout).and_then(|_| stdout.flush()) {
         if e.kind() == io::ErrorKind::BrokenPipe {
             return Err(Closed);
         }

@@ -13,7 +13,7 @@ use faultline::{
 };
 
 use crate::args::{database, Format, ScanArgs};
-use crate::output::{note, sweep_status, try_out, EXIT_ERROR};
+use crate::output::{note, sweep_status, try_out, try_write, EXIT_ERROR};
 use crate::summary::{refuse_ambiguous, render_summary, warn_repeated};
 
 /// The human report's hints name this binary's flags.
@@ -131,7 +131,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                 pb.suspend(|| note(&format!("faultline: {e}")));
             }
             diagnosed |= report.diagnosed();
-            let text = match (&mut summary, args.format) {
+            let written = match (&mut summary, args.format) {
                 (Some(b), _) => {
                     b.add(&report);
                     continue;
@@ -144,13 +144,14 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     if many {
                         text.push('\n');
                     }
-                    text
+                    pb.suspend(|| try_out(&text))
                 }
-                (None, _) => report.to_json_line() + "\n",
+                // Written as it is serialised: no whole line held (its texts can be long).
+                (None, _) => pb.suspend(|| try_write(&mut |w| report.write_json_line(w))),
             };
             // A closed stdout ends the sweep. The status covers the inputs taken so far in
             // output order (this one included): the same answer whatever the pipe's timing.
-            if pb.suspend(|| try_out(&text)).is_err() {
+            if written.is_err() {
                 pb.finish_and_clear();
                 return Ok(sweep_status(errored, diagnosed));
             }

@@ -34,6 +34,40 @@ pub(crate) fn build_regex(pattern: &str) -> Result<meta::Regex, meta::BuildError
         .build(pattern)
 }
 
+/// The confirmation budget: most states a pattern's NFA may have for its regex to confirm
+/// candidate lines. Confirmation runs a lazy DFA whose states are sets of NFA states; a
+/// pattern that needs more DFA states than its cache holds (counted repetitions multiply
+/// them: `(?:a{99}){999}` has 98,906 NFA states) falls back to simulating the NFA, whose cost
+/// per byte grows with its states (about 2.6 KB/s there), on every candidate line. The
+/// largest pattern of the embedded set has 245 states; a plain 4,096-byte pattern, the
+/// longest allowed, about 4,100.
+pub const MAX_CONFIRM_STATES: usize = 8192;
+
+/// The number of NFA states of `pattern` when it is over [`MAX_CONFIRM_STATES`] (`None`
+/// within the budget, or when it does not build: the regex's own build reports that). Only a
+/// counted repetition (`{n}`, `{n,m}`) can take a pattern of at most 4,096 bytes over the
+/// budget, so a source without one is not compiled here.
+pub(crate) fn over_confirm_budget(pattern: &str) -> Option<usize> {
+    let counted = pattern
+        .as_bytes()
+        .windows(2)
+        .any(|w| w[0] == b'{' && w[1].is_ascii_digit());
+    if !counted {
+        return None;
+    }
+    let nfa = regex_automata::nfa::thompson::Compiler::new()
+        .syntax(syntax_config())
+        .configure(
+            regex_automata::nfa::thompson::Config::new()
+                .nfa_size_limit(Some(4 << 20))
+                .shrink(false),
+        )
+        .build(pattern)
+        .ok()?;
+    let states = nfa.states().len();
+    (states > MAX_CONFIRM_STATES).then_some(states)
+}
+
 /// Most strings [`literal_language`] enumerates before it gives up.
 const MAX_LANGUAGE: usize = 64;
 

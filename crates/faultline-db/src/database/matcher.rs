@@ -9,7 +9,7 @@ use regex_automata::{meta, Input};
 
 use super::dfas::Dfas;
 pub(crate) use super::dialect::build_regex;
-use super::dialect::literal_language;
+use super::dialect::{literal_language, over_confirm_budget};
 
 /// Shortest member a required set may hold for the prefilter to use it.
 pub(crate) const MIN_LITERAL: usize = 4;
@@ -172,6 +172,9 @@ pub(crate) struct CompiledPattern {
     /// A plain pattern's strings (its required literals), empty otherwise: whether a line
     /// matches is whether it holds one of them.
     pub strings: Vec<Vec<u8>>,
+    /// The NFA states of a signature's pattern over the confirmation budget (see
+    /// [`super::dialect::MAX_CONFIRM_STATES`]): it is skipped, it confirms no line.
+    pub over_budget: Option<usize>,
 }
 
 impl CompiledPattern {
@@ -187,11 +190,18 @@ impl CompiledPattern {
                 req == lang
             }
         });
+        // Checked from the source, so that a database compiled here and one loaded from an
+        // archive (whatever wrote it) skip the same patterns. Markers are ours.
+        let over_budget = match owner {
+            Owner::Signature(_) if !plain => over_confirm_budget(source),
+            _ => None,
+        };
         CompiledPattern {
             owner,
             confirm,
             plain,
             strings: if plain { required.to_vec() } else { Vec::new() },
+            over_budget,
         }
     }
 }
@@ -646,6 +656,9 @@ impl Matcher {
         let Some(pat) = self.patterns.get(p) else {
             return false;
         };
+        if pat.over_budget.is_some() {
+            return false;
+        }
         if pat.plain {
             // The pattern matches exactly its strings (and has no stored DFA in an archive).
             return pat

@@ -49,6 +49,7 @@ pub use matcher::{
 
 use crate::signature::SignatureInfo;
 use dialect::build_regex;
+pub use dialect::MAX_CONFIRM_STATES;
 
 /// A compiled, ready-to-scan signature database.
 ///
@@ -287,10 +288,34 @@ impl Database {
         out
     }
 
+    /// The patterns skipped because confirming them would cost more than the confirmation
+    /// budget allows (over [`MAX_CONFIRM_STATES`] NFA states): each with its signature's
+    /// index, its source and its NFA states. They confirm no line; a caller warns of them,
+    /// naming the signature. Checked from each pattern's source, also for a database loaded
+    /// from an archive.
+    pub fn skipped_patterns(&self) -> impl Iterator<Item = (u32, &str, usize)> + '_ {
+        self.matcher
+            .patterns
+            .iter()
+            .zip(&self.pattern_sources)
+            .filter_map(|(p, source)| match (p.owner, p.over_budget) {
+                (Owner::Signature(s), Some(states)) => Some((s, source.as_str(), states)),
+                _ => None,
+            })
+    }
+
     /// The named captures of signature `sig` on `line` (the first pattern that matches).
     pub fn captures(&self, sig: u32, line: &[u8]) -> Vec<(String, String)> {
         let mut out = Vec::new();
         for &p in &self.signature_patterns[sig as usize] {
+            if self
+                .matcher
+                .patterns
+                .get(p as usize)
+                .is_some_and(|c| c.over_budget.is_some())
+            {
+                continue;
+            }
             let re = self.capture_regexes[p as usize]
                 .get_or_init(|| build_regex(&self.pattern_sources[p as usize]).ok());
             let Some(re) = re else { continue };
