@@ -70,4 +70,5 @@ def main():
     )
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -36,14 +36,20 @@ def main():
     if not one:
         sys.exit(f"realcat: no healthy logs (expect = \"clean\") in {corpus}")
     print(f"realcat: {len(logs)} healthy logs, {len(one)} bytes a pass", file=sys.stderr)
-    out = sys.stdout.buffer
-    left = args.bytes
+    write_repeated(one, args.bytes, sys.stdout.buffer)
+
+
+def write_repeated(one, total, out):
+    """Writes `one` (lines, each ending in a newline) again and again to `total` bytes, the last
+    pass cut at a line end."""
+    if not one:
+        sys.exit("nothing to repeat: the pass is empty")
+    left = total
     while left >= len(one):
         out.write(one)
         left -= len(one)
     if left:
-        cut = one.rfind(b"\n", 0, left) + 1
-        out.write(one[:cut])
+        out.write(one[: one.rfind(b"\n", 0, left) + 1])
 
 
 if __name__ == "__main__":

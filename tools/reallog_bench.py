@@ -17,27 +17,15 @@ failure-dense input is every failing fragment of the corpus (`tests/corpus/*.log
 import argparse
 import hashlib
 import pathlib
-import re
 import subprocess
 import sys
 import tomllib
 
+from loro import repository
+from realcat import size, write_repeated
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "tests" / "corpus"
-
-
-def size(text):
-    m = re.fullmatch(r"(\d+)([KMG]?)", text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 64M, 1G)")
-    return int(m.group(1)) << {"": 0, "K": 10, "M": 20, "G": 30}[m.group(2)]
-
-
-def repository(source):
-    m = re.search(r"github\.com/([^/]+/[^/]+)", source)
-    if m:
-        return m.group(1).lower()
-    return "tools/reallogs" if "tools/reallogs" in source else source.lower()
 
 
 def half(repo):
@@ -65,17 +53,6 @@ def whole_logs():
         name = sidecar.name[: -len(".expect.toml")]
         out.append((name, repo, half(repo), side.get("expect") == "clean", sidecar))
     return out
-
-
-def write_repeated(one, total, out):
-    if not one:
-        sys.exit("reallog_bench: the pass is empty")
-    left = total
-    while left >= len(one):
-        out.write(one)
-        left -= len(one)
-    if left:
-        out.write(one[: one.rfind(b"\n", 0, left) + 1])
 
 
 def main():
