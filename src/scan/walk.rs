@@ -205,15 +205,23 @@ fn special(_: &std::fs::FileType) -> Option<&'static str> {
     None
 }
 
+/// Fails with [`Usage::StdinTwice`] when `paths` name standard input more than once, in any
+/// form (see [`walk`]); a program that reads inputs of several kinds (logs and baselines)
+/// checks all of them together.
+pub fn stdin_named_once(paths: &[PathBuf]) -> Result<()> {
+    if names_of_stdin(paths) > 1 {
+        return Err(Usage::StdinTwice.into());
+    }
+    Ok(())
+}
+
 /// Expands `paths` into entries. A directory's files come sorted by path; paths named
 /// directly (files, FIFOs, `-`) are kept as given and not filtered by globs. An invalid glob
 /// is an error; everything else that goes wrong is an entry, so the sweep goes on.
 pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
     let globs = Filter::new(&opts.globs, "glob")?;
     let excludes = Filter::new(&opts.excludes, "exclude glob")?;
-    if names_of_stdin(paths) > 1 {
-        return Err(Usage::StdinTwice.into());
-    }
+    stdin_named_once(paths)?;
     let mut out = Vec::new();
     for root in paths {
         if root == Path::new("-") || !root.is_dir() {

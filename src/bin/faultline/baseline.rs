@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use faultline::{open, walk, Baseline, Database, Entry, Error, ScanOptions, Usage, WalkOptions};
+use faultline::{open, stdin_named_once, walk, Baseline, Database, Entry, Error, ScanOptions};
+use faultline::{Usage, WalkOptions};
 
 /// The baseline of `goods` (files, or directories walked with default rules), or `None`
 /// without any. An unreadable baseline is an error that names its path (and byte offset);
@@ -20,15 +21,14 @@ pub(crate) fn load(
     if goods.is_empty() {
         return Ok(None);
     }
-    let stdin_input = inputs.is_empty();
-    let named: Vec<PathBuf> = goods
-        .iter()
-        .chain(inputs)
-        .chain(stdin_input.then(|| PathBuf::from("-")).as_ref())
-        .filter(|p| !p.is_dir())
-        .cloned()
-        .collect();
-    walk(&named, &WalkOptions::default())?;
+    // No input named: the inputs are standard input.
+    let stdin = [PathBuf::from("-")];
+    let inputs = if inputs.is_empty() {
+        &stdin[..]
+    } else {
+        inputs
+    };
+    stdin_named_once(&[goods, inputs].concat())?;
     let mut baseline = Baseline::new(max_templates);
     for entry in walk(goods, &WalkOptions::default())? {
         let path = match entry {
