@@ -198,15 +198,14 @@ pub(super) fn tail_line(
     counts: &mut Counts,
 ) {
     let groups = &fold.groups;
+    // The tail is the last run's: only that run's findings answer for it.
+    let last_run = || groups.iter().filter(|g| g.run == run);
     // A traceback cut by the end of the input that an ERROR record introduced was judged
     // survivable (a server logging a request's error): the tail is that report.
-    let logged_cut = groups
-        .iter()
-        .any(|g| g.source == Source::CutTraceback && !g.fatal());
+    let logged_cut = last_run().any(|g| g.source == Source::CutTraceback && !g.fatal());
     // A cause a signature knows, even survivable, is the database's answer: no guess; unless
     // its process went on after it (a request's error answered with a 400).
-    let known_cause = groups
-        .iter()
+    let known_cause = last_run()
         .any(|g| g.role == FindingRole::Cause && g.fate != Fate::WentOn && g.survived.is_none());
     if logged_cut || known_cause || groups.iter().any(Group::fatal) {
         return;

@@ -860,4 +860,24 @@ fn progress_of_other_processes_is_not_parsed_while_a_tagged_failure_waits() {
     );
 }
 
+#[test]
+fn a_known_survivable_cause_of_an_earlier_run_does_not_block_the_last_runs_tail() {
+    // Run 1 (a healthy launch) logs GStreamer's skipped plugin (a survivable cause a
+    // signature knows); run 2 ends in a failure no signature knows: the tail rule still
+    // speaks for run 2 (found by the baseline property test, which inserts a good run first).
+    let banner = "INFO 10-10 10:23:00 api_server.py:526] vLLM API server version 0.6.1\n";
+    let gst = "(gst-plugin-scanner:7): GStreamer-WARNING **: 18:43:36.486: Failed to load plugin '/usr/lib/x86_64-linux-gnu/gstreamer-1.0/deepstream/libnvdsgst_inferserver.so': libtritonserver.so: cannot open shared object file: No such file or directory\n";
+    let tail = "api_1  | 8:39AM INF [llama-cpp] Fails: could not load model: rpc error: code = Unavailable desc = error reading from server: EOF\n";
+    let alone = report(tail);
+    let r = report(&format!("{banner}{gst}{banner}{tail}"));
+    assert_eq!(r.runs, 2);
+    assert!(r.failed, "{:#?}", r.findings);
+    assert_eq!(
+        r.findings[0].text, alone.findings[0].text,
+        "{:#?}",
+        r.findings
+    );
+    assert_eq!(r.findings[0].run, 2);
+}
+
 mod one_line;
