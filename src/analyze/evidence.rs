@@ -80,6 +80,13 @@ impl Evidence {
         self.starts.clear();
     }
 
+    /// Makes the run before the current one current again (the current one held nothing).
+    pub fn reopen_last(&mut self) {
+        if let Some(last) = self.done.pop() {
+            self.current = last;
+        }
+    }
+
     /// Every run's evidence, the current one last.
     pub fn runs(&self) -> impl Iterator<Item = &RunEvidence> {
         self.done.iter().chain(std::iter::once(&self.current))

@@ -507,6 +507,7 @@ impl<'db> Analyzer<'db> {
         let groups = &mut self.fold.groups;
         // Whatever still waits: its process printed nothing more.
         self.runs.settle_all(groups, true);
+        self.runs.fold_leftover_run(groups);
         // The last run's evidence: after a stop request the end of the input is shutdown
         // noise, and after completion a line of the tail is no failure.
         let last = self.runs.evidence.current;

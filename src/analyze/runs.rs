@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::evidence::Evidence;
+use super::evidence::{Evidence, RunEvidence};
 use super::fold::{Fate, Group, Source, Survived, NO_FINDING};
 use super::line::{self, process_key, LineInfo};
 use super::tail;
@@ -84,6 +84,8 @@ pub(super) struct Runs {
     /// The program exited on a stop request (an uncaught `KeyboardInterrupt` ended the
     /// interpreter of an untagged log): the next line belongs to a new launch.
     exited: bool,
+    /// The current run was opened by such an exit, not by a banner, restart or clock step.
+    opened_by_exit: bool,
     /// The current run's failures by the process that printed them: progress evidence of
     /// that process shows they did not end it.
     awaiting_progress: HashMap<String, Vec<usize>>,
@@ -113,6 +115,7 @@ impl Runs {
             has_lines: false,
             evidence: Evidence::default(),
             exited: false,
+            opened_by_exit: false,
             awaiting_progress: HashMap::new(),
             terminal: false,
             last_time: HashMap::new(),
@@ -181,6 +184,7 @@ impl Runs {
         self.last_time.clear();
         self.awaiting_progress.clear();
         self.evidence.new_run();
+        self.opened_by_exit = false;
         self.run = self.run.saturating_add(1);
         self.has_lines = false;
         self.terminal = false;
@@ -200,6 +204,7 @@ impl Runs {
         let mut new = false;
         if std::mem::take(&mut self.exited) {
             self.new_run(groups);
+            self.opened_by_exit = true;
             new = true;
         }
         if let Some((sig, restart)) = start {
@@ -316,6 +321,19 @@ impl Runs {
     /// The program exited on the stop request at this line: what follows is a new launch.
     pub(super) fn exited(&mut self) {
         self.exited = true;
+    }
+
+    /// At the end of the input: a last run that an exit opened and that shows nothing (no
+    /// evidence, no finding in `groups`) is no launch but the exited program's leftovers (its
+    /// worker processes printing on for a while): its lines go back to the run before it.
+    pub(super) fn fold_leftover_run(&mut self, groups: &[Group]) {
+        let empty = self.evidence.current == RunEvidence::default()
+            && !groups.iter().any(|g| g.run == self.run);
+        if self.opened_by_exit && empty && self.run > 1 {
+            self.evidence.reopen_last();
+            self.run -= 1;
+            self.opened_by_exit = false;
+        }
     }
 
     /// Whether the line `line` of `process` comes right after an ERROR line of its process;

@@ -186,3 +186,50 @@ fn run_outcomes_has_one_entry_per_run() {
         );
     }
 }
+
+/// Worker processes that print on after the main program exited on Ctrl-C are no new launch:
+/// one run, stopped. A second launch that shows progress after the exit is one.
+#[test]
+fn lines_left_over_after_a_stop_exit_are_no_new_run() {
+    let mut log = String::new();
+    for i in 1..30 {
+        log.push_str(&format!(
+            "epoch 0 step {} loss {:.3}\n",
+            i * 10,
+            2.5 - f64::from(i) * 0.01
+        ));
+    }
+    log.push_str("Traceback (most recent call last):\n  File \"tools/train.py\", line 210, in <module>\n    main()\n  File \"tools/train.py\", line 160, in main\n    train_model(model)\nKeyboardInterrupt\n");
+    let mut leftovers = log.clone();
+    leftovers.push_str("Frame :  000001\nUserWarning: something deprecated\nFrame :  000002\n");
+    let r = report(leftovers.as_bytes());
+    let states: Vec<RunState> = r.run_outcomes.iter().map(|o| o.outcome).collect();
+    assert_eq!((r.runs, states), (1, vec![RunState::Stopped]));
+    let mut relaunch = log.clone();
+    relaunch.push_str("UserWarning: something deprecated\nepoch 0 step 10 loss 2.490\n");
+    let r = report(relaunch.as_bytes());
+    let states: Vec<RunState> = r.run_outcomes.iter().map(|o| o.outcome).collect();
+    assert_eq!(states, [RunState::Stopped, RunState::Running]);
+}
+
+/// argparse's usage line starts a launch: two launches that each reject their command line
+/// are two failed runs, each with its own error.
+#[test]
+fn each_rejected_command_line_is_a_run_of_its_own() {
+    let launch = |arg: &str| {
+        format!(
+            "usage: train.py [-h] [--fp16 FP16] [--lr LR]\n                [--epochs EPOCHS]\ntrain.py: error: argument {arg}\n"
+        )
+    };
+    let log =
+        launch("--lr: invalid float value: 'x'") + &launch("--fp16: Truthy value expected: got s");
+    let r = report(log.as_bytes());
+    let states: Vec<RunState> = r.run_outcomes.iter().map(|o| o.outcome).collect();
+    assert_eq!(states, [RunState::Failed, RunState::Failed]);
+    assert_eq!(r.findings[0].run, 2);
+    assert!(
+        r.findings[0].text.contains("Truthy value expected"),
+        "{:?}",
+        r.findings[0]
+    );
+}
