@@ -289,6 +289,9 @@ impl Runs {
     pub(super) fn progress(&mut self, groups: &mut [Group], process: &str, line: u64) {
         self.evidence.current.progress = Some(line);
         self.has_lines = true;
+        if self.awaiting_progress.is_empty() {
+            return;
+        }
         if let Some(waiting) = self.awaiting_progress.remove(process) {
             for g in waiting {
                 if let Some(g) = groups.get_mut(g) {
