@@ -25,6 +25,15 @@ torchrun on a port another process holds (EADDRINUSE), a c10d rendezvous join ti
 healthy DDP job with TORCH_DISTRIBUTED_DEBUG=DETAIL (torch 2.15.0 segfaults in DDP's constructor
 then: a real crash, found by accident), python SIGSEGV / SIGKILL under bash, a pyspark UDF error.
 
+Long runs for baselines and job sets (a healthy run and failing runs of the same job, each
+terminal log >= 500 lines): the DDP job with one line per step per rank (loss, step time) and
+torchrun --log-dir per-rank files (OUTDIR/runs/NAME/rank-logs/<run_id>/attempt_0/<rank>/), healthy
+and with rank 1 raising / segfaulting / exiting / hanging at step 280 of 300 (the other rank then
+fails in, or times out of, a gloo collective: the process-group timeout is 30 s); the same job on
+two torchrun agents standing in for two nodes (rank 3 raises; OUTDIR/runs/NAME/node-{a,b}/); a Ray
+job of 520 task batches with one progress line per batch, healthy and with a task raising, a task
+segfaulting or its aggregator actor exiting at batch 490 (the session's logs kept as ray-logs/).
+
 Workloads are deterministic where the software allows (fixed seeds, fixed step counts); times,
 pids, ports and ids differ per run. Runs get HOME=OUTDIR/home (Ray writes ~/.ray/auth_token).
 The whole run takes about 4 minutes on 2 cores (plus about 2 minutes of pip the first time;
@@ -210,7 +219,7 @@ class Runner:
 
     # -------------------------------------------------------------- workloads
 
-    def ray_healthy(self, name, **extra):
+    def ray_healthy(self, name, entrypoint="python ray_job_healthy.py", expect="healthy", what=None, **extra):
         d = self.rundir(name)
         self.fresh_ray()
         env = self.env(**extra)
@@ -220,15 +229,15 @@ class Runner:
                f"--dashboard-port={port} --temp-dir={self.raytmp / 'ray'} --disable-usage-stats && "
                f"ray status && "
                f"ray job submit --address http://127.0.0.1:{port} --working-dir {WL} "
-               f"-- python ray_job_healthy.py; rc=$?; "
+               f"-- {entrypoint}; rc=$?; "
                f"ray list actors --address 127.0.0.1:6379 2>&1 | head -20; "
                f"ray stop; exit $rc")
         rc = self.sh(d, cmd, env, 420)
         self.keep_ray_logs(d)
-        what = "ray start --head, ray job submit of a job with 1000 tasks, 3 actors, ray.wait, ray.put; ray stop"
+        what = what or "ray start --head, ray job submit of a job with 1000 tasks, 3 actors, ray.wait, ray.put; ray stop"
         if extra:
             what += " (" + " ".join(f"{k}={v}" for k, v in extra.items()) + ")"
-        self.record(name, d, cmd, rc, time.time() - t0, "healthy", what)
+        self.record(name, d, cmd, rc, time.time() - t0, expect, what)
 
     def ray_token_mismatch(self, name):
         """Seen first by accident: a local ray.init() writes ~/.ray/auth_token; a later `ray start
@@ -276,10 +285,16 @@ class Runner:
                         "task allocating 100 MB steps, killed by Ray's memory monitor (threshold set ~1.5 GB above use)",
                         RAY_memory_usage_threshold=f"{thr:.3f}", RAY_memory_monitor_refresh_ms="250")
 
-    def torchrun(self, name, expect, what, extra_args=(), timeout=300, pre=None, debug="INFO", **extra):
+    def torchrun(self, name, expect, what, extra_args=(), timeout=300, pre=None, debug="INFO", log_dir=False,
+                 **extra):
+        """log_dir: torchrun also writes each rank's stdout/stderr to
+        d/rank-logs/<run_id>/attempt_0/<rank>/{stdout,stderr}.log (--redirects 3 --tee 3: the
+        console keeps every line, prefixed [default<rank>]:)."""
         d = self.rundir(name)
         t0 = time.time()
         port = free_port()
+        if log_dir:
+            extra_args = (f"--log-dir={d / 'rank-logs'}", "--redirects=3", "--tee=3", *extra_args)
         args = ["torchrun", "--nnodes=1", "--nproc_per_node=2", "--master_addr=127.0.0.1",
                 f"--master_port={port}", *extra_args, str(WL / "ddp_train.py")]
         if pre is not None:
@@ -294,6 +309,40 @@ class Runner:
             if holder is not None:
                 holder.close()
         self.record(name, d, args, rc, time.time() - t0, expect, what)
+
+    def torchrun_two_nodes(self, name, expect, what, timeout=300, **extra):
+        """Two torchrun agents (node-a: node_rank 0, node-b: node_rank 1; 2 processes each, 4
+        ranks) with a static rendezvous on 127.0.0.1, as two nodes of one job would run. Each
+        node's console goes to d/node-X/console.log, its ranks' files to d/node-X/rank-logs/."""
+        d = self.rundir(name)
+        t0 = time.time()
+        port = free_port()
+        env = self.env(TORCH_DISTRIBUTED_DEBUG="INFO", TORCH_CPP_LOG_LEVEL="INFO", LOGLEVEL="INFO",
+                       OMP_NUM_THREADS="1", **extra)
+        procs, cmds = [], []
+        for node_rank, node in enumerate(("node-a", "node-b")):
+            nd = d / node
+            nd.mkdir()
+            args = ["torchrun", "--nnodes=2", f"--node_rank={node_rank}", "--nproc_per_node=2",
+                    "--master_addr=127.0.0.1", f"--master_port={port}", f"--log-dir={nd / 'rank-logs'}",
+                    "--redirects=3", "--tee=3", str(WL / "ddp_train.py")]
+            cmds.append(" ".join(args))
+            f = open(nd / "console.log", "w")
+            procs.append((subprocess.Popen(args, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=nd,
+                                           start_new_session=True), f))
+        rcs = []
+        deadline = time.time() + timeout
+        for p, f in procs:
+            try:
+                rcs.append(p.wait(timeout=max(1, deadline - time.time())))
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                rcs.append("timeout")
+                say(f"  timed out after {timeout}s (killed its process group)")
+            f.close()
+        rc = next((r for r in rcs if r != 0), 0)
+        self.record(name, d, " & ".join(cmds), rc, time.time() - t0, expect, what + f" (exits {rcs})")
 
     def torchrun_port_in_use(self, name):
         def hold(args, port):
@@ -382,6 +431,7 @@ def main():
     segv = "import ctypes; print(\"reading address 0\", flush=True); ctypes.string_at(0)"
     kill = ("import os, signal; b = bytearray(512 << 20); print(\"allocated 512 MiB, pid\", os.getpid(), flush=True); "
             "os.kill(os.getpid(), signal.SIGKILL)")
+    LONG_DDP = dict(STEPS=300, LOG_EVERY=1, STEP_SLEEP=0.02, PG_TIMEOUT=30)
     # (name, needs, what runs it): each workload method takes the run's name first.
     def job(name, need, method, *args, **kw):
         return name, need, lambda: method(name, *args, **kw)
@@ -409,6 +459,42 @@ def main():
         job("torchrun-worker-exits-peer-gloo-error", "torch", r.torchrun, "failing",
             "rank 1 calls os._exit(3) at step 50; rank 0's next gloo allreduce fails", FAIL_MODE="exit"),
         job("torchrun-c10d-store-port-in-use", "torch", r.torchrun_port_in_use),
+        # Long runs (one line per step per rank, >= 500 lines) with per-rank files (--log-dir):
+        # a healthy run and failing runs of the same job, for baselines and job sets.
+        job("torchrun-healthy-ddp-per-step-logdir", "torch", r.torchrun, "healthy",
+            "torchrun 2 procs, DDP gloo on CPU, 300 steps, every rank logs every step (loss, step time), "
+            "--log-dir per-rank files, PG timeout 30 s", log_dir=True, **LONG_DDP),
+        job("torchrun-rank1-raises-late-logdir", "torch", r.torchrun, "failing",
+            "the per-step DDP job; rank 1 raises RuntimeError at step 280; rank 0's gloo allreduce fails "
+            "(Connection closed by peer)", log_dir=True, FAIL_MODE="raise", FAIL_STEP=280, **LONG_DDP),
+        job("torchrun-rank1-sigsegv-late-logdir", "torch", r.torchrun, "failing",
+            "the per-step DDP job; rank 1 reads address 0 at step 280 (SIGSEGV, PYTHONFAULTHANDLER=1 prints "
+            "its stack); rank 0's gloo allreduce fails", log_dir=True, FAIL_MODE="segv", FAIL_STEP=280,
+            PYTHONFAULTHANDLER=1, **LONG_DDP),
+        job("torchrun-rank1-exits-late-logdir", "torch", r.torchrun, "failing",
+            "the per-step DDP job; rank 1 logs an error and calls os._exit(3) at step 280; rank 0's gloo "
+            "allreduce fails", log_dir=True, FAIL_MODE="exit", FAIL_STEP=280, **LONG_DDP),
+        job("torchrun-rank1-hangs-gloo-timeout-logdir", "torch", r.torchrun, "failing",
+            "the per-step DDP job; rank 1 stops silently before step 280's forward (sleeps); rank 0 times out "
+            "in the gloo allreduce after the 30 s PG timeout; torchrun then stops rank 1",
+            log_dir=True, FAIL_MODE="hang", FAIL_STEP=280, **LONG_DDP),
+        job("torchrun-2nodes-rank3-raises-logdir", "torch", r.torchrun_two_nodes, "failing",
+            "two torchrun agents (node-a, node-b) x 2 procs, the per-step DDP job; rank 3 (node-b, local 1) "
+            "raises RuntimeError at step 280; the other ranks' gloo allreduce fails",
+            FAIL_MODE="raise", FAIL_STEP=280, FAIL_RANK=3, **LONG_DDP),
+        job("ray-healthy-job-submit-batches", "ray", r.ray_healthy, "python ray_job_batches.py", "healthy",
+            "ray start --head, ray job submit of a job of 520 batches x 16 tasks and an aggregator actor, "
+            "one progress line per batch; ray stop"),
+        job("ray-job-submit-batches-task-raises", "ray", r.ray_healthy,
+            "python ray_job_batches.py --fail raise --fail-batch 490", "failing",
+            "the batch job; one task of batch 490 raises ValueError; the driver's ray.get raises RayTaskError"),
+        job("ray-job-submit-batches-task-sigsegv", "ray", r.ray_healthy,
+            "python ray_job_batches.py --fail segv --fail-batch 490", "failing",
+            "the batch job; one task of batch 490 reads address 0: its worker dies of SIGSEGV (retried 3 times); "
+            "WorkerCrashedError"),
+        job("ray-job-submit-batches-actor-exits", "ray", r.ray_healthy,
+            "python ray_job_batches.py --fail actor-exit --fail-batch 490", "failing",
+            "the batch job; the aggregator actor calls os._exit(1) at batch 490; RayActorError"),
         job("torchrun-c10d-rendezvous-join-timeout", "torch", r.torchrun_rdzv_timeout),
         job("python-sigsegv-faulthandler", None, r.python_signal, segv,
             "python -X faulthandler reading address 0 under bash: SIGSEGV"),
