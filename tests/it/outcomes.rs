@@ -212,24 +212,24 @@ fn lines_left_over_after_a_stop_exit_are_no_new_run() {
     assert_eq!(states, [RunState::Stopped, RunState::Running]);
 }
 
-/// argparse's usage line starts a launch: two launches that each reject their command line
-/// are two failed runs, each with its own error.
+/// Every rank of one launch prints argparse's usage line and its error: one run, failed, the
+/// first error first. A type function's own message (`ArgumentTypeError`) is as fatal as
+/// argparse's.
 #[test]
-fn each_rejected_command_line_is_a_run_of_its_own() {
-    let launch = |arg: &str| {
+fn ranks_rejecting_one_command_line_are_one_failed_run() {
+    let rank = |arg: &str| {
         format!(
             "usage: train.py [-h] [--fp16 FP16] [--lr LR]\n                [--epochs EPOCHS]\ntrain.py: error: argument {arg}\n"
         )
     };
-    let log =
-        launch("--lr: invalid float value: 'x'") + &launch("--fp16: Truthy value expected: got s");
+    let log = rank("--fp16: Truthy value expected: got s")
+        + &rank("--fp16: Truthy value expected: got s");
     let r = report(log.as_bytes());
     let states: Vec<RunState> = r.run_outcomes.iter().map(|o| o.outcome).collect();
-    assert_eq!(states, [RunState::Failed, RunState::Failed]);
-    assert_eq!(r.findings[0].run, 2);
-    assert!(
-        r.findings[0].text.contains("Truthy value expected"),
-        "{:?}",
-        r.findings[0]
+    assert_eq!(states, [RunState::Failed]);
+    assert_eq!(
+        r.findings[0].signature.as_deref(),
+        Some("python.argparse.bad-argument-value")
     );
+    assert_eq!(r.findings[0].line, 3);
 }
