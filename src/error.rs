@@ -46,6 +46,10 @@ pub enum Error {
     /// A line of a JSON-lines report file (`faultline summary`) is not a report.
     #[error("{0}")]
     Report(Problem),
+    /// A baseline (good runs of the same job) could not be loaded: the error names its path
+    /// (and byte offset); nothing is scanned against half a baseline.
+    #[error("--baseline: {0}")]
+    Baseline(Box<Error>),
     /// The caller asked for something that cannot be done (a bad shard or glob, standard
     /// input named twice, an empty corpus, a calling program's own argument).
     #[error("{0}")]

@@ -55,7 +55,10 @@ pub use analyze::line::{fold_key, parse_line, LineInfo};
 /// Analysis: from an input to a ranked [`Report`].
 pub use analyze::{analyze_input, analyze_path, AnalyzeOptions, Analyzer, DEFAULT_MAX_FINDINGS};
 /// Good runs of the same job (`--baseline`): their line templates, and the template function.
-pub use analyze::{line_template, template_hash, Baseline, DEFAULT_BASELINE_MAX_TEMPLATES};
+pub use analyze::{
+    line_template, template_hash, Baseline, BaselineWarning, LoadedBaseline,
+    DEFAULT_BASELINE_MAX_TEMPLATES,
+};
 /// The database and the signature set built into this crate.
 pub use embedded::{embedded_signature_set, EmbeddedDatabase};
 /// Typed errors: this crate's, and the signature database's inside [`Error::Db`] with their

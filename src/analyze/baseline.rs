@@ -3,11 +3,15 @@
 //! ranks after the new ones of its kind (never above a failure, never changing the exit status).
 
 use std::collections::HashSet;
+use std::fmt;
+use std::path::PathBuf;
 
 use super::template::template_hash;
 use super::{AnalyzeOptions, Analyzer};
+use crate::error::{Error, Result};
 use crate::report::{BaselineInfo, Report};
-use crate::scan::{Input, ScanOptions};
+use crate::scan::walk::{stdin_named_once, walk, Entry, WalkOptions};
+use crate::scan::{open, Input, ScanOptions};
 use faultline_db::Database;
 
 /// The default of [`Baseline::new`]'s bound (and of the CLI's `--baseline-max-templates`).
@@ -54,6 +58,16 @@ impl Baseline {
     /// could be a finding) and returns the good run's own report, so that a caller can warn
     /// when the "good" run failed.
     pub fn add_input(&mut self, db: &Database, input: Input, scan: &ScanOptions) -> Report {
+        self.add_scanned(db, input, scan).0
+    }
+
+    /// [`Baseline::add_input`], with the read error (also in the report's `error`).
+    fn add_scanned(
+        &mut self,
+        db: &Database,
+        input: Input,
+        scan: &ScanOptions,
+    ) -> (Report, Option<Error>) {
         let name = input.path().display().to_string();
         let raw = crate::report::raw_path(input.path());
         let mut analyzer = Analyzer::new(db, AnalyzeOptions::default());
@@ -61,10 +75,80 @@ impl Baseline {
             self.add_line(&hit.text);
             analyzer.push(&hit);
         });
-        let mut report = analyzer.finish(&name, &stats, err.map(|e| e.to_string()));
+        let mut report = analyzer.finish(&name, &stats, err.as_ref().map(|e| e.to_string()));
         report.input_raw = raw;
         self.inputs.push(name);
-        report
+        (report, err)
+    }
+
+    /// Loads the good runs `goods` (files, or directories walked with the default rules, each
+    /// file in path order; `-` is standard input) into a baseline of at most `max_templates`
+    /// templates: what `faultline scan --baseline GOOD...` and the Python package's
+    /// `baseline=` do before any input is scanned.
+    ///
+    /// `inputs` are the paths the caller will scan after: standard input named among the
+    /// baselines and the inputs together more than once is [`crate::Usage::StdinTwice`]. A
+    /// baseline that cannot be read (a walk error, an unreadable file, a corrupt stream
+    /// part-way) is [`Error::Baseline`] around the error that names its path (and byte
+    /// offset), so that nothing is scanned against half a baseline. A good run that itself
+    /// failed, and a baseline that holds no template, are used all the same, each with a
+    /// [`BaselineWarning`] for the caller to show.
+    ///
+    /// ```
+    /// use faultline::{Baseline, BaselineWarning, Database, EmbeddedDatabase, ScanOptions};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let good = dir.path().join("good.log");
+    /// std::fs::write(&good, "INFO 10-10 10:00:00 worker.py:1] step 1\n\
+    ///     ERROR 10-10 10:00:01 worker.py:1] request 17 failed: upstream closed after 30 s\n\
+    ///     INFO 10-10 10:00:02 worker.py:1] step 2\n")?;
+    /// let loaded = Baseline::load(Database::embedded(), &[good], &[], 1000, &ScanOptions::default())?;
+    /// assert_eq!(loaded.baseline.len(), 1);
+    /// assert!(loaded.warnings.is_empty());
+    ///
+    /// let empty = dir.path().join("empty.log");
+    /// std::fs::write(&empty, "")?;
+    /// let loaded = Baseline::load(Database::embedded(), &[empty], &[], 1000, &ScanOptions::default())?;
+    /// assert!(matches!(loaded.warnings[..], [BaselineWarning::Empty { .. }]));
+    /// assert!(loaded.warnings[0].to_string().ends_with("the baseline holds 0 templates"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load(
+        db: &Database,
+        goods: &[PathBuf],
+        inputs: &[PathBuf],
+        max_templates: usize,
+        scan: &ScanOptions,
+    ) -> Result<LoadedBaseline> {
+        stdin_named_once(&[goods, inputs].concat())?;
+        let wrap = |e: Error| Error::Baseline(Box::new(e));
+        let mut baseline = Baseline::new(max_templates);
+        let mut warnings = Vec::new();
+        for entry in walk(goods, &WalkOptions::default()).map_err(wrap)? {
+            let path = match entry {
+                Entry::Input { path, .. } => path,
+                Entry::Skipped { .. } => continue,
+                Entry::Failed(e) => return Err(wrap(e)),
+            };
+            let input = open(&path).map_err(wrap)?;
+            let (good, err) = baseline.add_scanned(db, input, scan);
+            if let Some(e) = err {
+                return Err(wrap(e));
+            }
+            if let Some(f) = good.findings.first().filter(|_| good.failed) {
+                warnings.push(BaselineWarning::GoodRunFailed {
+                    input: good.input.clone(),
+                    title: f.title.clone(),
+                    line: f.line,
+                });
+            }
+        }
+        if baseline.is_empty() {
+            warnings.push(BaselineWarning::Empty {
+                goods: goods.iter().map(|p| p.display().to_string()).collect(),
+            });
+        }
+        Ok(LoadedBaseline { baseline, warnings })
     }
 
     /// Adds the template of one raw line (its prefix is parsed off first).
@@ -103,6 +187,51 @@ impl Baseline {
             inputs: self.inputs.clone(),
             templates: self.templates.len() as u64,
             templates_dropped: self.dropped,
+        }
+    }
+}
+
+/// A baseline [`Baseline::load`] made, and what was odd about it.
+#[derive(Clone, Debug)]
+pub struct LoadedBaseline {
+    /// The templates of every good run.
+    pub baseline: Baseline,
+    /// What the caller should warn of, in the order found.
+    pub warnings: Vec<BaselineWarning>,
+}
+
+/// Something odd about a baseline that is used all the same. Its text is the command line's
+/// warning after `faultline: warning: `; the Python package warns with the whole line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BaselineWarning {
+    /// A "good" run that failed: its name, and its first finding's title and line.
+    GoodRunFailed {
+        /// The good run's input name.
+        input: String,
+        /// Its first finding's title.
+        title: String,
+        /// Its first finding's line.
+        line: u64,
+    },
+    /// No line of any good run was learnt from: the baseline holds no template.
+    Empty {
+        /// The baselines as given.
+        goods: Vec<String>,
+    },
+}
+
+impl fmt::Display for BaselineWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BaselineWarning::GoodRunFailed { input, title, line } => write!(
+                f,
+                "{input}: the good run failed ({title}, line {line}); used as a baseline all the same"
+            ),
+            BaselineWarning::Empty { goods } => write!(
+                f,
+                "--baseline {}: no line to learn from; the baseline holds 0 templates",
+                goods.join(", ")
+            ),
         }
     }
 }

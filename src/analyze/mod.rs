@@ -38,7 +38,7 @@ use crate::scan::{Hit, ScanStats};
 use faultline_db::{Database, Marker};
 use faultline_db::{Role, Severity};
 
-pub use baseline::{Baseline, DEFAULT_BASELINE_MAX_TEMPLATES};
+pub use baseline::{Baseline, BaselineWarning, LoadedBaseline, DEFAULT_BASELINE_MAX_TEMPLATES};
 use fold::{role_of, Distinct, FoldStore, Seen, Source, Survived, NO_FINDING};
 use line::process_key;
 use retry::RetryLoops;

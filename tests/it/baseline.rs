@@ -213,3 +213,63 @@ fn cli_refuses_a_bad_baseline_before_scanning_and_warns_on_odd_ones() {
         stderr(&o)
     );
 }
+
+#[test]
+fn the_library_loads_a_baseline_as_the_cli_does() {
+    use faultline::{BaselineWarning, Error, Usage};
+    use std::path::PathBuf;
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.log");
+    std::fs::write(
+        &good,
+        format!("{KNOWN_FATAL}INFO 10-10 10:00:09 t.py:1] step 2\n"),
+    )
+    .unwrap();
+    let ok = dir.path().join("ok.log");
+    std::fs::write(
+        &ok,
+        "INFO 10-10 10:00:00 w.py:1] WARNING: slow disk at /data/a (12 ms)\n",
+    )
+    .unwrap();
+    let db = Database::embedded();
+    let scan = ScanOptions::default();
+    let max = faultline::DEFAULT_BASELINE_MAX_TEMPLATES;
+    // A directory is walked; a good run that failed warns with the CLI's line.
+    let loaded = Baseline::load(db, &[dir.path().to_path_buf()], &[], max, &scan).unwrap();
+    assert_eq!(loaded.baseline.info().inputs.len(), 2);
+    let [BaselineWarning::GoodRunFailed { input, line, .. }] = &loaded.warnings[..] else {
+        panic!("{:?}", loaded.warnings);
+    };
+    assert_eq!((input.as_str(), *line), (good.to_str().unwrap(), 1));
+    let o = faultline(&[
+        "scan",
+        "--baseline",
+        good.to_str().unwrap(),
+        ok.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        stderr(&o).trim_end(),
+        format!("faultline: warning: {}", loaded.warnings[0])
+    );
+    // Unreadable: an error around the one naming the path, before anything is scanned.
+    let missing = dir.path().join("missing.log");
+    let err = Baseline::load(db, std::slice::from_ref(&missing), &[], max, &scan).unwrap_err();
+    let Error::Baseline(inner) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        matches!(&**inner, Error::Io { path, .. } if *path == missing),
+        "{inner:?}"
+    );
+    let o = faultline(&[
+        "scan",
+        "--baseline",
+        missing.to_str().unwrap(),
+        ok.to_str().unwrap(),
+    ]);
+    assert_eq!(stderr(&o).trim_end(), format!("faultline: {err}"));
+    // Standard input as a baseline and an input.
+    let stdin = [PathBuf::from("-")];
+    let err = Baseline::load(db, &stdin, &stdin, max, &scan).unwrap_err();
+    assert!(matches!(err, Error::Usage(Usage::StdinTwice)), "{err:?}");
+}

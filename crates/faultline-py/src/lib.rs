@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use faultline::EmbeddedDatabase;
 use faultline::Summary;
-use faultline::{analyze_input, AnalyzeOptions, Analyzer};
+use faultline::{analyze_input, AnalyzeOptions, Analyzer, Baseline};
 use faultline::{walk, Entry, WalkOptions};
 use faultline::{ArchiveRemedy, Database, DbError, Error};
 use faultline::{Input, InputKind, ScanOptions, MAX_THREADS};
@@ -59,19 +59,7 @@ fn input_from_reader(name: &Path, reader: Box<dyn Read + Send>) -> Result<Input,
 /// Raises the Python exception (defined in `faultline._errors`) for a library error, with
 /// the library's message (`file:line:column: reason`, `path: at byte offset N: reason`).
 fn to_py(py: Python<'_>, e: Error) -> PyErr {
-    let (class, path, offset): (&str, Option<&Path>, Option<u64>) = match &e {
-        Error::Db(DbError::Signatures { .. }) | Error::Corpus { .. } => {
-            ("SignatureError", None, None)
-        }
-        Error::Db(DbError::Io { path, .. }) | Error::Io { path, .. } => {
-            ("InputError", Some(path.as_path()), None)
-        }
-        Error::Input { path, offset, .. } => ("InputError", Some(path.as_path()), Some(*offset)),
-        Error::Db(DbError::Archive { path, .. }) => ("ArchiveError", Some(path.as_path()), None),
-        Error::Db(DbError::Limit(_)) => ("LimitError", None, None),
-        Error::Report(_) => ("ReportError", None, None),
-        Error::Db(DbError::UnknownId(_)) | Error::Usage(_) => ("UsageError", None, None),
-    };
+    let (class, path, offset) = kind_of(&e);
     let problems: Vec<String> = match &e {
         Error::Report(p) => vec![p.to_string()],
         other => other.problems().iter().map(ToString::to_string).collect(),
@@ -98,6 +86,25 @@ fn to_py(py: Python<'_>, e: Error) -> PyErr {
         Ok(PyErr::from_value(exc))
     };
     build().unwrap_or_else(|err| err)
+}
+
+/// The Python exception class of a library error, and the path and byte offset it names. A
+/// baseline's error is its cause's kind (an unreadable baseline is an `InputError`).
+fn kind_of(e: &Error) -> (&'static str, Option<&Path>, Option<u64>) {
+    match e {
+        Error::Db(DbError::Signatures { .. }) | Error::Corpus { .. } => {
+            ("SignatureError", None, None)
+        }
+        Error::Db(DbError::Io { path, .. }) | Error::Io { path, .. } => {
+            ("InputError", Some(path.as_path()), None)
+        }
+        Error::Input { path, offset, .. } => ("InputError", Some(path.as_path()), Some(*offset)),
+        Error::Db(DbError::Archive { path, .. }) => ("ArchiveError", Some(path.as_path()), None),
+        Error::Db(DbError::Limit(_)) => ("LimitError", None, None),
+        Error::Report(_) => ("ReportError", None, None),
+        Error::Baseline(inner) => kind_of(inner),
+        Error::Db(DbError::UnknownId(_)) | Error::Usage(_) => ("UsageError", None, None),
+    }
 }
 
 /// The CLI's `-j` rule: 1..=1024; `None` is every core.
@@ -127,7 +134,11 @@ fn scan_options(threads_arg: Option<i64>, max_line_bytes: Option<i64>) -> PyResu
     Ok(opts)
 }
 
-fn analyze_options(all: bool, max_findings: i64) -> PyResult<AnalyzeOptions> {
+fn analyze_options(
+    all: bool,
+    max_findings: i64,
+    baseline: Option<&PyBaseline>,
+) -> PyResult<AnalyzeOptions> {
     let max_findings = usize::try_from(max_findings).map_err(|_| {
         PyValueError::new_err(format!(
             "max_findings {max_findings} is negative (0 means no limit)"
@@ -139,8 +150,37 @@ fn analyze_options(all: bool, max_findings: i64) -> PyResult<AnalyzeOptions> {
     Ok(AnalyzeOptions {
         all,
         max_findings,
-        baseline: None,
+        baseline: baseline.map(|b| b.baseline.clone()),
     })
+}
+
+/// Good runs' templates loaded by `Database.load_baseline` (the Python `faultline.Baseline`
+/// wraps it), shared by every scan given it.
+#[pyclass(module = "faultline._native", name = "Baseline", frozen)]
+struct PyBaseline {
+    baseline: Arc<Baseline>,
+    /// The command line's warning lines (`faultline: warning: ...`), for `warnings.warn`.
+    warnings: Vec<String>,
+}
+
+#[pymethods]
+impl PyBaseline {
+    /// The warnings of its loading, each the command line's whole line.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
+    /// Distinct templates held.
+    #[getter]
+    fn templates(&self) -> usize {
+        self.baseline.len()
+    }
+
+    /// The report's `baseline` object (`{inputs, templates, templates_dropped}`) as JSON.
+    fn info_json(&self) -> String {
+        serde_json::to_string(&self.baseline.info()).unwrap_or_default()
+    }
 }
 
 /// Thread pools kept for reuse, the most recently used last.
@@ -403,11 +443,12 @@ impl PyDatabase {
         &self,
         py: Python<'_>,
         options: (Option<i64>, bool, i64, Option<i64>),
+        baseline: Option<&PyBaseline>,
         open: impl FnOnce() -> Result<Input, Error> + Send,
     ) -> PyResult<Result<String, Error>> {
         let (threads, all, max_findings, max_line_bytes) = options;
         let scan = scan_options(threads, max_line_bytes)?;
-        let opts = analyze_options(all, max_findings)?;
+        let opts = analyze_options(all, max_findings, baseline)?;
         let db = self.db.get();
         Ok(py.allow_threads(|| Ok(analyze_input(db, open()?, &scan, opts).to_json_line())))
     }
@@ -465,6 +506,43 @@ impl PyDatabase {
         self.db.get().signatures().len()
     }
 
+    /// Loads good runs' templates (`Baseline::load`, what the CLI's `--baseline` does) for
+    /// scans of `inputs`: an unreadable baseline raises; its warnings are kept for the caller
+    /// to show. `-` is the file `./-` unless `stdin`.
+    #[pyo3(signature = (goods, inputs=Vec::new(), max_templates=faultline::DEFAULT_BASELINE_MAX_TEMPLATES as i64, threads=None, max_line_bytes=None, stdin=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn load_baseline(
+        &self,
+        py: Python<'_>,
+        goods: Vec<PathBuf>,
+        inputs: Vec<PathBuf>,
+        max_templates: i64,
+        threads: Option<i64>,
+        max_line_bytes: Option<i64>,
+        stdin: bool,
+    ) -> PyResult<PyBaseline> {
+        let max = usize::try_from(max_templates).map_err(|_| {
+            PyValueError::new_err(format!(
+                "baseline_max_templates {max_templates} is negative"
+            ))
+        })?;
+        let goods: Vec<PathBuf> = goods.into_iter().map(|p| as_file(p, stdin)).collect();
+        let inputs: Vec<PathBuf> = inputs.into_iter().map(|p| as_file(p, stdin)).collect();
+        let scan = scan_options(threads, max_line_bytes)?;
+        let db = self.db.get();
+        let loaded = py
+            .allow_threads(|| Baseline::load(db, &goods, &inputs, max, &scan))
+            .map_err(|e| to_py(py, e))?;
+        Ok(PyBaseline {
+            baseline: Arc::new(loaded.baseline),
+            warnings: loaded
+                .warnings
+                .iter()
+                .map(|w| format!("faultline: warning: {w}"))
+                .collect(),
+        })
+    }
+
     /// The report of an input that could not be opened or read at all: no findings, its
     /// `error` set to `message` (what a sweep gives for such an input).
     fn error_report(&self, name: &str, message: String) -> String {
@@ -475,7 +553,7 @@ impl PyDatabase {
 
     /// Scans one path; an input that cannot be opened raises. Returns the report's JSON.
     /// `-` is the file `./-` unless `stdin` (then it is standard input).
-    #[pyo3(signature = (path, threads=None, all=false, max_findings=1000, max_line_bytes=None, stdin=false))]
+    #[pyo3(signature = (path, threads=None, all=false, max_findings=1000, max_line_bytes=None, stdin=false, baseline=None))]
     #[allow(clippy::too_many_arguments)]
     fn scan_path(
         &self,
@@ -486,16 +564,16 @@ impl PyDatabase {
         max_findings: i64,
         max_line_bytes: Option<i64>,
         stdin: bool,
+        baseline: Option<PyRef<'_, PyBaseline>>,
     ) -> PyResult<String> {
         let path = as_file(path, stdin);
-        self.analyse(py, (threads, all, max_findings, max_line_bytes), || {
-            faultline::open(&path)
-        })?
-        .map_err(|e| to_py(py, e))
+        let options = (threads, all, max_findings, max_line_bytes);
+        self.analyse(py, options, baseline.as_deref(), || faultline::open(&path))?
+            .map_err(|e| to_py(py, e))
     }
 
     /// Scans bytes in memory (compressed or UTF-16 bytes are decoded, as from a file).
-    #[pyo3(signature = (data, name, threads=None, all=false, max_findings=1000, max_line_bytes=None))]
+    #[pyo3(signature = (data, name, threads=None, all=false, max_findings=1000, max_line_bytes=None, baseline=None))]
     #[allow(clippy::too_many_arguments)]
     fn scan_bytes(
         &self,
@@ -506,9 +584,11 @@ impl PyDatabase {
         all: bool,
         max_findings: i64,
         max_line_bytes: Option<i64>,
+        baseline: Option<PyRef<'_, PyBaseline>>,
     ) -> PyResult<String> {
         let bytes = bytes_of(data)?;
-        self.analyse(py, (threads, all, max_findings, max_line_bytes), || {
+        let options = (threads, all, max_findings, max_line_bytes);
+        self.analyse(py, options, baseline.as_deref(), || {
             let all_bytes = bytes.as_ref();
             let head = &all_bytes[..all_bytes.len().min(4)];
             if InputKind::sniff(head) == InputKind::Plain {
@@ -521,7 +601,7 @@ impl PyDatabase {
     }
 
     /// Scans a binary file object, streamed in blocks of `fileobj.read(n)`.
-    #[pyo3(signature = (fileobj, name, threads=None, all=false, max_findings=1000, max_line_bytes=None))]
+    #[pyo3(signature = (fileobj, name, threads=None, all=false, max_findings=1000, max_line_bytes=None, baseline=None))]
     #[allow(clippy::too_many_arguments)]
     fn scan_reader(
         &self,
@@ -532,6 +612,7 @@ impl PyDatabase {
         all: bool,
         max_findings: i64,
         max_line_bytes: Option<i64>,
+        baseline: Option<PyRef<'_, PyBaseline>>,
     ) -> PyResult<String> {
         if !fileobj.hasattr("read")? {
             let what = fileobj.get_type().name()?.to_string();
@@ -552,7 +633,8 @@ impl PyDatabase {
             wrong_type: wrong_type.clone(),
             interrupt: interrupt.clone(),
         };
-        let result = self.analyse(py, (threads, all, max_findings, max_line_bytes), || {
+        let options = (threads, all, max_findings, max_line_bytes);
+        let result = self.analyse(py, options, baseline.as_deref(), || {
             input_from_reader(&name, Box::new(reader))
         })?;
         if let Some(e) = interrupt.lock().unwrap_or_else(|e| e.into_inner()).take() {
@@ -567,7 +649,7 @@ impl PyDatabase {
     /// Scans many paths (directories walked recursively, as the CLI does) on `threads`
     /// threads; an input that cannot be read gives a report with its error. `-` is the file
     /// `./-` unless `stdin` (then it is standard input).
-    #[pyo3(signature = (paths, threads=None, all=false, max_findings=1000, max_line_bytes=None, glob=Vec::new(), exclude=Vec::new(), stdin=false))]
+    #[pyo3(signature = (paths, threads=None, all=false, max_findings=1000, max_line_bytes=None, glob=Vec::new(), exclude=Vec::new(), stdin=false, baseline=None))]
     #[allow(clippy::too_many_arguments)]
     fn scan_paths(
         &self,
@@ -580,10 +662,11 @@ impl PyDatabase {
         glob: Vec<String>,
         exclude: Vec<String>,
         stdin: bool,
+        baseline: Option<PyRef<'_, PyBaseline>>,
     ) -> PyResult<Vec<String>> {
         let paths: Vec<PathBuf> = paths.into_iter().map(|p| as_file(p, stdin)).collect();
         let scan = scan_options(threads, max_line_bytes)?;
-        let opts = analyze_options(all, max_findings)?;
+        let opts = analyze_options(all, max_findings, baseline.as_deref())?;
         let workers = pool(scan.threads)?;
         let db = self.db.get();
         py.allow_threads(|| {
@@ -708,6 +791,7 @@ fn render_summary(py: Python<'_>, summary_json: &str, format: &str) -> PyResult<
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDatabase>()?;
+    m.add_class::<PyBaseline>()?;
     m.add_function(wrap_pyfunction!(embedded_identity, m)?)?;
     m.add_function(wrap_pyfunction!(walk_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(summary, m)?)?;

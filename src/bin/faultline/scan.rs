@@ -79,7 +79,6 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         &args.paths,
         args.baseline_max_templates,
         &opts,
-        &mut |line| crate::output::note(line),
     )?;
     let paths = if args.paths.is_empty() {
         vec![PathBuf::from("-")]

@@ -29,12 +29,14 @@ Main names:
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _native
 from ._errors import (
     ArchiveError,
     FaultlineError,
+    FaultlineWarning,
     InputError,
     LimitError,
     ReportError,
@@ -55,6 +57,53 @@ MAX_THREADS: int = _native.MAX_THREADS
 SCHEMA_VERSION: int = _native.SCHEMA_VERSION
 
 PathLike = Union[str, "os.PathLike[str]"]
+
+#: The default of ``baseline_max_templates`` (the CLI's ``--baseline-max-templates``).
+BASELINE_MAX_TEMPLATES = 1_000_000
+
+
+class Baseline:
+    """Good runs of the same job, as line templates (the CLI's ``--baseline GOOD``): a finding
+    whose first line's template a good run printed too is ``in_baseline`` and ranks after the
+    new ones of its kind; the exit status (``report.failed``) never changes.
+
+    Made by ``Database.load_baseline(paths)``, or implicitly by a ``scan_*`` call given
+    ``baseline=paths``; a loaded one is reused by every scan it is given to (load it once
+    for many scans). It pickles as the paths it was loaded from: a Ray task that brings it
+    loads it once per worker process (warnings are shown on the driver only).
+    """
+
+    __slots__ = ("_native", "_db", "paths", "max_templates")
+
+    def __init__(self, native: Any, db: "Database", paths: List[str], max_templates: int) -> None:
+        self._native = native
+        self._db = db
+        #: The baselines as given (files or directories).
+        self.paths = paths
+        #: At most this many templates are kept (the first seen).
+        self.max_templates = max_templates
+
+    @property
+    def templates(self) -> int:
+        """Distinct line templates held."""
+        return self._native.templates
+
+    @property
+    def info(self) -> Dict[str, Any]:
+        """What a report made against it says in ``baseline``: ``inputs`` (the good runs'
+        files), ``templates``, ``templates_dropped``."""
+        import json
+
+        return json.loads(self._native.info_json())
+
+    def __reduce__(self) -> Any:
+        return (_restore_baseline, (self._db, tuple(self.paths), self.max_templates))
+
+    def __repr__(self) -> str:
+        return f"<faultline.Baseline {self.paths!r}, {self.templates} templates>"
+
+
+BaselineArg = Union[None, Baseline, PathLike, Iterable[PathLike]]
 
 
 class Database:
@@ -122,6 +171,46 @@ class Database:
         """How many signatures the database holds."""
         return self._db.signature_count
 
+    def load_baseline(
+        self,
+        paths: Union[PathLike, Iterable[PathLike]],
+        *,
+        max_templates: int = BASELINE_MAX_TEMPLATES,
+        stdin: bool = False,
+        _inputs: Sequence[str] = (),
+    ) -> Baseline:
+        """Loads good runs (files, or directories walked as the CLI walks them) as a
+        ``Baseline``, once, for any number of scans (``baseline=`` of every ``scan_*``).
+
+        A baseline that cannot be read raises (``InputError``, its path and byte offset), as
+        ``--baseline`` exits 2 before any input is scanned. A good run that itself failed, and
+        a baseline that holds no template, are used all the same, each with a
+        ``FaultlineWarning`` (``warnings.warn``) whose text is the CLI's warning line. A path
+        ``-`` is the file ``./-``; only with ``stdin=True`` is it standard input.
+        """
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        goods = [os.fspath(p) for p in paths]
+        native = self._db.load_baseline(
+            goods, list(_inputs), max_templates=max_templates, stdin=stdin
+        )
+        for line in native.warnings:
+            warnings.warn(line, FaultlineWarning, stacklevel=3)
+        return Baseline(native, self, goods, max_templates)
+
+    def _baseline(
+        self, baseline: BaselineArg, max_templates: int, inputs: Sequence[str], stdin: bool
+    ) -> Any:
+        """The native baseline a scan is given: None, a loaded ``Baseline``, or paths loaded
+        now (the stdin-twice check covers ``inputs``)."""
+        if baseline is None:
+            return None
+        if isinstance(baseline, Baseline):
+            return baseline._native
+        return self.load_baseline(
+            baseline, max_templates=max_templates, stdin=stdin, _inputs=inputs
+        )._native
+
     def scan_path(
         self,
         path: PathLike,
@@ -131,6 +220,8 @@ class Database:
         max_findings: int = 1000,
         max_line_bytes: Optional[int] = None,
         stdin: bool = False,
+        baseline: BaselineArg = None,
+        baseline_max_templates: int = BASELINE_MAX_TEMPLATES,
     ) -> Report:
         """Scans one file (mapped, or streamed when compressed: ``.gz``/``.zst``/UTF-16
         are recognised by their first bytes) and returns its ``Report``.
@@ -138,15 +229,20 @@ class Database:
         A path that cannot be opened (missing, unreadable, a directory) raises
         ``InputError``; a read error part-way through gives a report with ``error`` set.
         The path ``-`` is the file ``./-``; only with ``stdin=True`` is it standard input.
+        ``baseline``: good runs of the same job (paths, or a loaded ``Baseline``), as
+        ``--baseline``; see ``load_baseline``.
         """
+        path = os.fspath(path)
+        native = self._baseline(baseline, baseline_max_templates, [path], stdin)
         return Report(
             self._db.scan_path(
-                os.fspath(path),
+                path,
                 threads=threads,
                 all=all,
                 max_findings=max_findings,
                 max_line_bytes=max_line_bytes,
                 stdin=stdin,
+                baseline=native,
             )
         )
 
@@ -159,6 +255,8 @@ class Database:
         all: bool = False,
         max_findings: int = 1000,
         max_line_bytes: Optional[int] = None,
+        baseline: BaselineArg = None,
+        baseline_max_templates: int = BASELINE_MAX_TEMPLATES,
     ) -> Report:
         """Scans bytes in memory; ``name`` becomes the report's ``input``. Compressed
         (gzip, zstd) and UTF-16 bytes are decoded as a file's would be. Anything but
@@ -167,7 +265,8 @@ class Database:
         The data is read in place, never copied (a memoryview of an ``mmap`` included): a
         ``bytearray`` cannot be resized and an ``mmap`` not closed while it is scanned, and
         another thread must not write into it meanwhile. A memoryview that is not
-        C-contiguous is copied first."""
+        C-contiguous is copied first. ``baseline``: as for ``scan_path``."""
+        native = self._baseline(baseline, baseline_max_templates, [], False)
         return Report(
             self._db.scan_bytes(
                 data,
@@ -176,6 +275,7 @@ class Database:
                 all=all,
                 max_findings=max_findings,
                 max_line_bytes=max_line_bytes,
+                baseline=native,
             )
         )
 
@@ -187,6 +287,8 @@ class Database:
         all: bool = False,
         max_findings: int = 1000,
         max_line_bytes: Optional[int] = None,
+        baseline: BaselineArg = None,
+        baseline_max_templates: int = BASELINE_MAX_TEMPLATES,
     ) -> Report:
         """Scans a binary file object (anything with ``read(n)`` returning bytes: an open
         file, ``io.BytesIO``, a pyarrow or fsspec stream of a remote file), streamed in
@@ -196,10 +298,12 @@ class Database:
         An exception from ``read()`` part-way through gives a report with ``error`` set
         (``name: at byte offset N: ...``), as a read error does in the CLI; one on the very
         first read raises ``InputError``. A text-mode file raises ``TypeError``.
+        ``baseline``: as for ``scan_path``.
         """
         if name is None:
             n = getattr(fileobj, "name", None)
             name = n if isinstance(n, str) else "<reader>"
+        native = self._baseline(baseline, baseline_max_templates, [], False)
         return Report(
             self._db.scan_reader(
                 fileobj,
@@ -208,6 +312,7 @@ class Database:
                 all=all,
                 max_findings=max_findings,
                 max_line_bytes=max_line_bytes,
+                baseline=native,
             )
         )
 
@@ -222,6 +327,8 @@ class Database:
         glob: Sequence[str] = (),
         exclude: Sequence[str] = (),
         stdin: bool = False,
+        baseline: BaselineArg = None,
+        baseline_max_templates: int = BASELINE_MAX_TEMPLATES,
     ) -> List[Report]:
         """Scans files and directories (walked recursively, sorted, each file once) on
         ``threads`` threads, as ``faultline scan -j N PATH...`` does; returns the reports in
@@ -230,14 +337,18 @@ class Database:
         invalid glob raises ``UsageError``). FIFOs, sockets and symlink loops found in a
         walk are skipped, as by the CLI. A path ``-`` is the file ``./-``; only with
         ``stdin=True`` is it standard input. Thread pools are reused across calls, at most
-        four (one per ``threads`` value, the least recently used let go).
+        four (one per ``threads`` value, the least recently used let go). ``baseline``: good
+        runs every input is compared with (paths, or a loaded ``Baseline``), loaded once
+        before any input is scanned, as ``--baseline``.
         """
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
+        paths = [os.fspath(p) for p in paths]
+        native = self._baseline(baseline, baseline_max_templates, paths, stdin)
         return [
             Report(j)
             for j in self._db.scan_paths(
-                [os.fspath(p) for p in paths],
+                paths,
                 threads=threads,
                 all=all,
                 max_findings=max_findings,
@@ -245,6 +356,7 @@ class Database:
                 glob=list(glob),
                 exclude=list(exclude),
                 stdin=stdin,
+                baseline=native,
             )
         ]
 
@@ -280,6 +392,23 @@ def _restore(kind: str, path: Optional[str] = None) -> Database:
     return db
 
 
+#: Baselines unpickled in this process, by database, paths and bound: a baseline shipped to
+#: a worker is loaded there once, however many tasks bring it.
+_BASELINES: Dict[tuple, Baseline] = {}
+
+
+def _restore_baseline(db: Database, paths: tuple, max_templates: int) -> Baseline:
+    key = (db._source, paths, max_templates)
+    b = _BASELINES.get(key)
+    if b is None:
+        # The driver showed the warnings when it loaded the baseline first.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FaultlineWarning)
+            b = db.load_baseline(list(paths), max_templates=max_templates)
+        _BASELINES[key] = b
+    return b
+
+
 def summary(
     reports: Iterable[Union[Report, dict, str]], *, allow_mixed_databases: bool = False
 ) -> Summary:
@@ -312,6 +441,9 @@ def summary(
 
 __all__ = [
     "Database",
+    "Baseline",
+    "FaultlineWarning",
+    "BASELINE_MAX_TEMPLATES",
     "Report",
     "Finding",
     "Summary",

@@ -48,7 +48,13 @@ class UsageError(FaultlineError, ValueError):
     """An argument cannot be used: a bad glob, reports made with different databases..."""
 
 
+class FaultlineWarning(UserWarning):
+    """Something odd that faultline goes on with (a baseline whose good run failed, or that
+    holds no template); the message is the CLI's ``faultline: warning: ...`` line."""
+
+
 __all__ = [
+    "FaultlineWarning",
     "FaultlineError",
     "SignatureError",
     "InputError",

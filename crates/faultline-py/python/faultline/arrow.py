@@ -185,15 +185,19 @@ def scan_file(
     name: Optional[str] = None,
     filesystem: Any = None,
     max_findings: int = 1000,
+    baseline: Any = None,
 ) -> Report:
     """Scans one file, local or remote, on one thread; never raises for the input itself:
     a file that cannot be opened gives a report with ``error`` set. ``name`` becomes the
-    report's ``input`` (default: ``path``)."""
+    report's ``input`` (default: ``path``); ``baseline``, a loaded ``faultline.Baseline``
+    or None."""
     name = name if name is not None else path
     if filesystem is None and _is_local(path):
         local = path[len("file://") :] if path.startswith("file://") else path
         try:
-            report = db.scan_path(local, threads=1, max_findings=max_findings)
+            report = db.scan_path(
+                local, threads=1, max_findings=max_findings, baseline=baseline
+            )
         except InputError as e:
             return Report(db._db.error_report(name, str(e).replace(local, name, 1)))
         if name != report.input:
@@ -214,7 +218,9 @@ def scan_file(
         return Report(db._db.error_report(name, f"{name}: {e}"))
     with stream:
         try:
-            return db.scan_reader(stream, name=name, max_findings=max_findings)
+            return db.scan_reader(
+                stream, name=name, max_findings=max_findings, baseline=baseline
+            )
         except InputError as e:
             return Report(db._db.error_report(name, str(e)))
 
@@ -276,11 +282,13 @@ def scan_batches(
     input_column: Optional[str] = None,
     filesystem: Any = None,
     max_findings: int = 1000,
+    baseline: Any = None,
 ) -> Iterator[Any]:
     """Turns Arrow record batches of file paths (column ``path_column``; the names to
     report in ``input_column`` if given) into record batches of findings (``schema()``).
     This is the ``mapInArrow`` function body; ``database`` defaults to the embedded one,
-    loaded once per process."""
+    loaded once per process; ``baseline``, a loaded ``faultline.Baseline`` (it pickles as its
+    paths and is loaded once per process)."""
     import pyarrow as pa
 
     db = database if database is not None else _embedded()
@@ -292,7 +300,14 @@ def scan_batches(
         for path, name in zip(paths, names):
             if path is None:
                 continue
-            report = scan_file(db, path, name=name, filesystem=filesystem, max_findings=max_findings)
+            report = scan_file(
+                db,
+                path,
+                name=name,
+                filesystem=filesystem,
+                max_findings=max_findings,
+                baseline=baseline,
+            )
             out.extend(rows(report, name))
         yield pa.RecordBatch.from_pylist(out, schema=sch)
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
-from . import Database, Summary, summary as _summary
+from . import Baseline, Database, Summary, summary as _summary
 from . import arrow as _arrow
 
 _INSTALL = (
@@ -53,7 +53,13 @@ def _ray() -> Any:
 
 
 def _scan_batch(
-    batch: Any, *, database: Optional[Database], filesystem: Any, max_findings: int, slim: bool
+    batch: Any,
+    *,
+    database: Optional[Database],
+    filesystem: Any,
+    max_findings: int,
+    slim: bool,
+    baseline: Optional[Baseline] = None,
 ) -> Any:
     """A Ray task: scans a batch of files. Ray reuses its worker processes for tasks, and a
     database is loaded once per process (the embedded one, or the one passed, unpickled
@@ -73,7 +79,12 @@ def _scan_batch(
             report = _error_report(db, name, walk_error)
         else:
             report = _arrow.scan_file(
-                db, path, name=name, filesystem=filesystem, max_findings=max_findings
+                db,
+                path,
+                name=name,
+                filesystem=filesystem,
+                max_findings=max_findings,
+                baseline=baseline,
             )
         rows = _arrow.rows(report, name)
         if slim:
@@ -116,8 +127,15 @@ def _dataset(
     relative: bool,
     max_findings: int,
     slim: bool,
+    baseline: Any = None,
+    baseline_max_templates: int = 1_000_000,
 ) -> Any:
     ray = _ray()
+    if baseline is not None and not isinstance(baseline, Baseline):
+        # Loaded once on the driver: a bad baseline raises before any task starts, and its
+        # warnings show here; tasks load it again once per worker process.
+        db = database if database is not None else _arrow._embedded()
+        baseline = db.load_baseline(baseline, max_templates=baseline_max_templates)
     if isinstance(paths, ray.data.Dataset):
         files = paths.map_batches(_with_names, batch_format="pyarrow")
     else:
@@ -138,6 +156,7 @@ def _dataset(
             "filesystem": filesystem,
             "max_findings": max_findings,
             "slim": slim,
+            "baseline": baseline,
         },
         batch_size=files_per_batch,
         batch_format="pyarrow",
@@ -165,13 +184,19 @@ def read_findings(
     files_per_batch: int = 16,
     glob: Sequence[str] = (),
     max_findings: int = 1000,
+    baseline: Any = None,
+    baseline_max_templates: int = 1_000_000,
 ) -> Any:
     """A Ray ``Dataset`` of findings (``faultline.arrow`` columns) for ``paths``: a file, a
     directory or prefix (walked), a list of them, or a Ray ``Dataset`` with a ``path``
     column (and optionally ``input``, the names to report). ``input`` is the path as listed.
 
     ``database``: a ``faultline.Database`` (default: the embedded one), loaded once per
-    worker process. ``workers``: tasks run at once (default: the cluster's CPUs). ``glob``: file-name globs a walk keeps (``--glob``). Lazy, as Ray datasets are.
+    worker process. ``workers``: tasks run at once (default: the cluster's CPUs). ``glob``:
+    file-name globs a walk keeps (``--glob``). ``baseline``: good runs of the same job (local
+    paths, or a loaded ``faultline.Baseline``), as ``--baseline``: loaded on the driver first
+    (a bad one raises, its warnings show there), then once per worker process. Lazy, as Ray
+    datasets are.
     """
     return _dataset(
         paths,
@@ -183,6 +208,8 @@ def read_findings(
         relative=False,
         max_findings=max_findings,
         slim=False,
+        baseline=baseline,
+        baseline_max_templates=baseline_max_templates,
     )
 
 
@@ -218,11 +245,14 @@ def sweep(
     files_per_batch: int = 16,
     glob: Sequence[str] = (),
     max_findings: int = 1000,
+    baseline: Any = None,
+    baseline_max_templates: int = 1_000_000,
 ) -> Sweep:
     """Sweeps every file under ``root`` (local directory, ``s3://bucket/prefix``, ...) in
     one pass on Ray Data and returns a ``Sweep``: the findings dataset, and the summary that
     ``faultline scan --summary`` prints for the same files (the same Rust code builds it,
-    from the workers' reports). Paths are relative to ``root``."""
+    from the workers' reports). Paths are relative to ``root``. ``baseline``: as for
+    ``read_findings``."""
     ds = _dataset(
         root,
         database=database,
@@ -233,6 +263,8 @@ def sweep(
         relative=True,
         max_findings=max_findings,
         slim=True,
+        baseline=baseline,
+        baseline_max_templates=baseline_max_templates,
     ).materialize()
     lines: List[str] = []
     loads: dict = {}
