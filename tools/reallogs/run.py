@@ -422,7 +422,8 @@ def main():
         venv, have = out / "venv", {}
         py = str(venv / "bin" / "python")
         for mod in ("ray", "torch", "pyspark"):
-            have[mod] = subprocess.run([py, "-c", f"import {mod}"], capture_output=True).returncode == 0
+            # No venv yet (e.g. `--list --no-install` on a fresh OUTDIR): nothing is importable.
+            have[mod] = Path(py).exists() and subprocess.run([py, "-c", f"import {mod}"], capture_output=True).returncode == 0
     else:
         venv, have = install(out, not a.no_spark)
     if a.no_spark:
