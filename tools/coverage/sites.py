@@ -220,10 +220,16 @@ class _Module:
 
     funcs: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = field(default_factory=dict)
     calls: dict[str, list[ast.Call]] = field(default_factory=dict)
+    consts: dict[str, ast.expr] = field(default_factory=dict)  # module-level NAME = value
 
     @classmethod
     def of(cls, tree: ast.AST) -> "_Module":
         m = cls()
+        for stmt in getattr(tree, "body", []):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                m.consts[stmt.targets[0].id] = stmt.value
+            elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+                m.consts[stmt.target.id] = stmt.value
         for node in ast.walk(tree):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 m.funcs.setdefault(node.name, node)
@@ -348,6 +354,8 @@ class _Renderer:
             prior = [v for (ln, v) in self.assigns.get(node.id, []) if ln < self.line]
             if prior:
                 return self.render(prior[-1])
+            if self.module is not None and node.id in self.module.consts:
+                return self.render(self.module.consts[node.id])
         return self.placeholder(node)
 
 
@@ -482,7 +490,7 @@ def python_sites(path: str, source: str, index: ClassIndex | None = None) -> lis
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 visit(child, child, _function_assigns(child))
                 continue
-            if isinstance(child, ast.Raise) and child.exc is not None:
+            if isinstance(child, ast.Raise) and child.exc is not None or _returns_exception(child):
                 r = _Renderer(assigns, child.lineno, module, func)
                 site = _raise_site(child, path, r, names, mods, index, here, lines)
                 if site:
@@ -505,8 +513,17 @@ def _func_name(r: "_Renderer") -> str:
     return getattr(r.func, "name", "<module>")
 
 
-def _raise_site(node: ast.Raise, path, r: "_Renderer", names, mods, index, here, lines) -> Site | None:
-    exc = node.exc
+def _returns_exception(node: ast.AST) -> bool:
+    """`return XError("...")`: a helper builds the exception its callers raise."""
+    if not isinstance(node, ast.Return) or not isinstance(node.value, ast.Call):
+        return False
+    f = node.value.func
+    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+    return name.endswith(("Error", "Exception"))
+
+
+def _raise_site(node: ast.Raise | ast.Return, path, r: "_Renderer", names, mods, index, here, lines) -> Site | None:
+    exc = node.exc if isinstance(node, ast.Raise) else node.value
     if not isinstance(exc, ast.Call) or not exc.args:
         return None
     name = _exception_name(exc, names, mods, index, here)

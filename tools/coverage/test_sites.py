@@ -14,6 +14,7 @@ PY = '''
 import logging
 from vllm.v1.engine.exceptions import EngineDeadError
 logger = logging.getLogger(__name__)
+_TP_MSG = "Tensor parallelism is not supported by this backend."
 
 
 class KVCacheTooSmallError(RuntimeError):
@@ -38,6 +39,11 @@ def other(e, path, dtype):
     raise EngineDeadError("EngineCore encountered an issue. See stack trace for the root cause.")
     raise TypeError("Expected {} but got {!r}".format(dtype, path))
     raise OSError("No space left on device: " + path)
+    raise NotImplementedError(_TP_MSG)
+
+
+def _died(rank, proc):
+    return RuntimeError(f"Rank {rank} scheduler died during initialization (exit code: {proc.exitcode})")
 '''
 
 
@@ -73,7 +79,11 @@ class PythonSites(unittest.TestCase):
             ("raise", "vllm.v1.engine.exceptions.EngineDeadError"),
             ("raise", "TypeError"),
             ("raise", "OSError"),
+            ("raise", "NotImplementedError"),
+            ("raise", "RuntimeError"),
         ])
+        self.assertEqual(self.sites[8].message, "Rank 1 scheduler died during initialization (exit code: 1)")
+        self.assertEqual(self.sites[7].message, "Tensor parallelism is not supported by this backend.")
 
     def test_f_string_placeholders_get_plausible_values(self):
         s = self.sites[0]
