@@ -81,9 +81,9 @@ pub use faultline_db::{
 pub use faultline_db::{LogGen, SynthOptions};
 /// The report of one input and its parts (the JSON contract), and its human rendering.
 pub use report::{
-    raw_path, render_human, render_human_with_hints, BaselineInfo, Counts, DatabaseRef, Finding,
-    FindingRole, HumanHints, MatchedLine, Report, RunOutcome, RunState, MAX_PROCESSES_LISTED,
-    SCHEMA_VERSION,
+    raw_path, render_human, render_human_with_hints, BaselineInfo, Bucket, Counts, DatabaseRef,
+    Finding, FindingRole, HumanHints, MatchedLine, Report, RunOutcome, RunState,
+    MAX_PROCESSES_LISTED, SCHEMA_VERSION,
 };
 /// Text made safe for a terminal (control characters escaped).
 pub use sanitize::{terminal_safe, terminal_safe_lines};
@@ -95,7 +95,8 @@ pub use scan::{
 };
 /// Many reports as one table per signature.
 pub use summary::{
-    table, FailedInput, RepeatedInput, SignatureRow, Summary, SummaryBuilder, UNCLASSIFIED,
+    table, FailedInput, RepeatedInput, SignatureRow, Summary, SummaryBuilder,
+    SUMMARY_SCHEMA_VERSION, UNCLASSIFIED,
 };
 /// The reports of a sweep's entries ([`Entry::report`] for one).
 pub use sweep::sweep;

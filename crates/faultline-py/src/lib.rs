@@ -769,6 +769,13 @@ fn summary(
     .map_err(|e| to_py(py, e))
 }
 
+/// The bucket of an input with an error or not and a failed run or not (`faultline::Bucket`):
+/// `diagnosed`, `clean` or `errored`, its exit status alone.
+#[pyfunction]
+fn bucket(error: bool, failed: bool) -> &'static str {
+    faultline::Bucket::of(error, failed).as_str()
+}
+
 /// Renders a summary's JSON as the CLI prints it: `human` (`scan --summary`), `csv` or `json`.
 #[pyfunction]
 fn render_summary(py: Python<'_>, summary_json: &str, format: &str) -> PyResult<String> {
@@ -796,8 +803,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(walk_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(summary, m)?)?;
     m.add_function(wrap_pyfunction!(render_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(bucket, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_THREADS", MAX_THREADS)?;
     m.add("SCHEMA_VERSION", faultline::SCHEMA_VERSION)?;
+    m.add("SUMMARY_SCHEMA_VERSION", faultline::SUMMARY_SCHEMA_VERSION)?;
     Ok(())
 }

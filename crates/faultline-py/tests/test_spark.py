@@ -2,34 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
-import pytest
-
 import faultline
 import faultline.arrow
-from conftest import need
-
-
-@pytest.fixture(scope="module")
-def spark():
-    need("pyspark")
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("faultline-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
 
 
 def test_map_in_arrow_recipe(spark, mixed_dir):

@@ -7,13 +7,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use faultline::{render_human_with_hints, sweep, AnalyzeOptions, HumanHints};
+use faultline::{render_human_with_hints, sweep, AnalyzeOptions, Bucket, HumanHints};
 use faultline::{
     walk, Entry, Error, ScanOptions, Shard, SkipReason, Summary, SummaryBuilder, Usage, WalkOptions,
 };
 
 use crate::args::{database, Format, ScanArgs};
-use crate::output::{note, sweep_status, try_out, try_write, EXIT_ERROR};
+use crate::output::{note, try_out, try_write, EXIT_ERROR};
 use crate::summary::{refuse_ambiguous, render_summary, warn_repeated};
 
 /// The human report's hints name this binary's flags.
@@ -95,7 +95,8 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
     let pb = progress(&entries);
     let counter = Counter::new(&entries);
     let mut summary: Option<SummaryBuilder> = args.summary.then(Summary::builder);
-    let (mut errored, mut diagnosed) = (false, false);
+    // The bucket of the inputs taken so far, together: the exit status.
+    let mut status = Bucket::Clean;
     let many = entries.len() > 1;
     let analyze = AnalyzeOptions {
         all: args.all,
@@ -126,10 +127,9 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                 continue;
             };
             if let Some(e) = &report.error {
-                errored = true;
                 pb.suspend(|| note(&format!("faultline: {e}")));
             }
-            diagnosed |= report.diagnosed();
+            status = status.worst(report.bucket());
             let written = match (&mut summary, args.format) {
                 (Some(b), _) => {
                     b.add(&report);
@@ -152,7 +152,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
             // output order (this one included): the same answer whatever the pipe's timing.
             if written.is_err() {
                 pb.finish_and_clear();
-                return Ok(sweep_status(errored, diagnosed));
+                return Ok(status.exit_status());
             }
         }
     }
@@ -180,7 +180,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
             ));
         }
     }
-    Ok(sweep_status(errored, diagnosed))
+    Ok(status.exit_status())
 }
 
 /// The files counter of a sweep's progress bar: counts the entries that get a report (inputs,

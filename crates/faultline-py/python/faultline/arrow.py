@@ -19,10 +19,12 @@ error               string         null, or why the input could not be read to i
 rank                int64          1-based rank in its report (1 is the first finding)
 role                string         cause, unclassified, symptom or noise
 root_cause          bool           whether this finding is the input's root cause
+bucket              string         the input's count: diagnosed, clean or errored
 ==================  =============  =====================================================
 
 The first ten are the issue's row contract; ``rank``, ``role`` and ``root_cause`` say which
-row is the diagnosis. Every input gives at least one row: an input without findings (clean,
+row is the diagnosis; ``bucket`` is the input's exit status alone (``Report.bucket``), so
+that every row of one input says which of a sweep's three counts it is in. Every input gives at least one row: an input without findings (clean,
 empty, or unreadable) gives one row whose finding columns are null (``line`` null tells it
 from an unclassified finding) and whose ``error`` says what went wrong, if anything. A
 corrupt or unreadable file is such a row, never a failed job.
@@ -56,13 +58,14 @@ COLUMNS: Tuple[str, ...] = (
     "rank",
     "role",
     "root_cause",
+    "bucket",
 )
 
 #: The same schema as a Spark DDL string, for ``DataFrame.mapInArrow(fn, SPARK_SCHEMA)``.
 SPARK_SCHEMA = (
     "input string, signature string, category string, title string, line long, text string, "
     "processes array<string>, count long, database_version string, error string, "
-    "rank long, role string, root_cause boolean"
+    "rank long, role string, root_cause boolean, bucket string"
 )
 
 
@@ -85,6 +88,7 @@ def schema() -> Any:
             ("rank", pa.int64()),
             ("role", pa.string()),
             ("root_cause", pa.bool_()),
+            ("bucket", pa.string()),
         ]
     )
 
@@ -96,6 +100,7 @@ def rows(report: Report, input: Optional[str] = None) -> List[Dict[str, Any]]:
     version = d["database"]["version"]
     error = d.get("error")
     root = report.root_cause
+    bucket = report.bucket
     out = []
     for f in d.get("findings", []):
         out.append(
@@ -113,6 +118,7 @@ def rows(report: Report, input: Optional[str] = None) -> List[Dict[str, Any]]:
                 "rank": f.get("rank"),
                 "role": f.get("role"),
                 "root_cause": root is not None and f.get("rank") == root.rank,
+                "bucket": bucket,
             }
         )
     if not out:
@@ -131,6 +137,7 @@ def rows(report: Report, input: Optional[str] = None) -> List[Dict[str, Any]]:
                 "rank": None,
                 "role": None,
                 "root_cause": False,
+                "bucket": bucket,
             }
         )
     return out
@@ -159,6 +166,7 @@ def slim_json(report: Report, input: str) -> str:
             "bytes": d.get("bytes", 0),
             "lines": d.get("lines", 0),
             "ended_early": d.get("ended_early", False),
+            "failed": d.get("failed"),
             "findings": [
                 {
                     "signature": f.get("signature"),
