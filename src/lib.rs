@@ -88,7 +88,9 @@ pub use report::{
 /// Text made safe for a terminal (control characters escaped).
 pub use sanitize::{terminal_safe, terminal_safe_lines};
 /// Inputs, scan options and the scanner; the parallel directory walk of a sweep.
-pub use scan::walk::{stdin_named_once, walk, Entry, Shard, SkipReason, WalkOptions};
+pub use scan::walk::{
+    check_selection, roots_exist, stdin_named_once, walk, Entry, Shard, SkipReason, WalkOptions,
+};
 pub use scan::{
     open, scan_reader, scan_slice, Hit, Input, InputKind, ScanOptions, ScanStats, CONTEXT_LINES,
     MAX_THREADS, TAIL_BYTES, WINDOW_OVERLAP,

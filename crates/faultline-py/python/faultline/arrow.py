@@ -247,17 +247,44 @@ def list_files(root: str, *, filesystem: Any = None, glob: Iterable[str] = ()) -
     """The files under ``root`` (a directory, a prefix, or one file), sorted by path, as
     ``(path, relative, error)``: ``relative`` is the path below ``root``. A local root is
     walked by the library exactly as ``faultline scan ROOT`` walks it; a remote one with
-    pyarrow (every object under the prefix). ``glob`` filters file names as ``--glob``."""
-    root = os.fspath(root)
+    pyarrow (every object under the prefix). ``glob`` filters file names as ``--glob``.
+
+    A root that does not exist raises ``InputError`` (``ROOT: No such file or directory``, the
+    CLI's line for a local root), and so does a root that selects no input (``no input was
+    selected from ROOT``, the CLI's text), as ``faultline scan ROOT`` exits 2 for both."""
+    return [(p, rel, err) for p, rel, err, _ in list_sized([root], filesystem=filesystem, glob=glob)]
+
+
+def list_sized(
+    roots: Iterable[str], *, filesystem: Any = None, glob: Iterable[str] = ()
+) -> List[Tuple[str, str, Optional[str], int]]:
+    """``list_files`` of several roots together, each file with its size in bytes (0 for a
+    path that could not be examined): ``(path, relative, error, bytes)``. Only all the roots
+    together selecting nothing raises, as for the CLI given several paths."""
+    from . import _native
+
+    roots = [os.fspath(r) for r in roots]
+    glob = list(glob)
+    out: List[Tuple[str, str, Optional[str], int]] = []
+    for root in roots:
+        out.extend(_list_root(root, filesystem, glob))
+    if not out:
+        e = InputError(_native.nothing_selected(roots, glob, []))
+        e.path = roots[0] if roots else None
+        raise e
+    return out
+
+
+def _list_root(root: str, filesystem: Any, glob: List[str]) -> List[Tuple[str, str, Optional[str], int]]:
     if filesystem is None and _is_local(root):
         from . import _native
 
         local = root[len("file://") :] if root.startswith("file://") else root
         out = []
-        for path, relative, error in _native.walk_inputs([local], glob=list(glob)):
+        for path, relative, error, size in _native.walk_inputs([local], glob=glob):
             if error is not None and path.startswith(local.rstrip("/") + "/"):
                 relative = path[len(local.rstrip("/")) + 1 :]
-            out.append((path, relative, error))
+            out.append((path, relative, error, size))
         return out
     import fnmatch
 
@@ -266,9 +293,12 @@ def list_files(root: str, *, filesystem: Any = None, glob: Iterable[str] = ()) -
     fs, inner = _resolve(root, filesystem)
     scheme = root.split("://", 1)[0] + "://" if "://" in root else ""
     info = fs.get_file_info(inner)
-    if info.type in (pafs.FileType.File, pafs.FileType.NotFound):
-        # A missing file is kept: scanning it gives a row with its error.
-        return [(root, inner.rsplit("/", 1)[-1], None)]
+    if info.type == pafs.FileType.NotFound:
+        e = InputError(f"{root}: No such file or directory")
+        e.path = root
+        raise e
+    if info.type == pafs.FileType.File:
+        return [(root, inner.rsplit("/", 1)[-1], None, info.size or 0)]
     prefix = inner.rstrip("/")
     found = fs.get_file_info(pafs.FileSelector(prefix, recursive=True))
     out = []
@@ -278,7 +308,7 @@ def list_files(root: str, *, filesystem: Any = None, glob: Iterable[str] = ()) -
         relative = f.path[len(prefix) + 1 :] if f.path.startswith(prefix + "/") else f.path
         if glob and not any(fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], g) for g in glob):
             continue
-        out.append((scheme + f.path, relative, None))
+        out.append((scheme + f.path, relative, None, f.size or 0))
     return out
 
 

@@ -47,9 +47,11 @@ def scan_partition(
     )
 
 
-def list_files(root: str, *, filesystem: Any = None) -> List[str]:
-    """The files under ``root`` (sorted), to build the DataFrame of paths on the driver."""
-    return [p for p, _, _ in _arrow.list_files(root, filesystem=filesystem)]
+def list_files(root: str, *, filesystem: Any = None, glob: Iterable[str] = ()) -> List[str]:
+    """The files under ``root`` (sorted; ``glob`` filters names as ``--glob``), to build the
+    DataFrame of paths on the driver. A root that does not exist, or that selects no input,
+    raises ``faultline.InputError`` with the CLI's text (``faultline scan ROOT`` exits 2)."""
+    return [p for p, _, _ in _arrow.list_files(root, filesystem=filesystem, glob=glob)]
 
 
 def counts(findings: Any) -> Dict[str, int]:
