@@ -99,6 +99,10 @@ pub enum Usage {
     /// as file descriptor 0 (`/dev/stdin`, `/dev/fd/0`, `/proc/self/fd/0`).
     #[error("standard input is named more than once (`-`, /dev/stdin, /dev/fd/0 and /proc/self/fd/0 all name it): one stream can be read only once")]
     StdinTwice,
+    /// A sweep whose walk selected no input (an empty directory, filters that leave
+    /// nothing): its roots and filters, as [`crate::WalkOptions::describe`] words them.
+    #[error("no input was selected from {0}")]
+    NothingSelected(String),
     /// A corpus directory without logs.
     #[error("{}: no logs (*.log, *.log.gz, *.log.zst, *.gz, *.zst) in this corpus", .0.display())]
     EmptyCorpus(PathBuf),

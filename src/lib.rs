@@ -81,21 +81,24 @@ pub use faultline_db::{
 pub use faultline_db::{LogGen, SynthOptions};
 /// The report of one input and its parts (the JSON contract), and its human rendering.
 pub use report::{
-    raw_path, render_human, render_human_with_hints, BaselineInfo, Counts, DatabaseRef, Finding,
-    FindingRole, HumanHints, MatchedLine, Report, RunOutcome, RunState, MAX_PROCESSES_LISTED,
-    SCHEMA_VERSION,
+    raw_path, render_human, render_human_with_hints, BaselineInfo, Bucket, Counts, DatabaseRef,
+    Finding, FindingRole, HumanHints, MatchedLine, Report, RunOutcome, RunState,
+    MAX_PROCESSES_LISTED, SCHEMA_VERSION,
 };
 /// Text made safe for a terminal (control characters escaped).
 pub use sanitize::{terminal_safe, terminal_safe_lines};
 /// Inputs, scan options and the scanner; the parallel directory walk of a sweep.
-pub use scan::walk::{stdin_named_once, walk, Entry, Shard, SkipReason, WalkOptions};
+pub use scan::walk::{
+    check_selection, roots_exist, stdin_named_once, walk, Entry, Shard, SkipReason, WalkOptions,
+};
 pub use scan::{
     open, scan_reader, scan_slice, Hit, Input, InputKind, ScanOptions, ScanStats, CONTEXT_LINES,
     MAX_THREADS, TAIL_BYTES, WINDOW_OVERLAP,
 };
 /// Many reports as one table per signature.
 pub use summary::{
-    table, FailedInput, RepeatedInput, SignatureRow, Summary, SummaryBuilder, UNCLASSIFIED,
+    table, FailedInput, RepeatedInput, SignatureRow, Summary, SummaryBuilder,
+    SUMMARY_SCHEMA_VERSION, UNCLASSIFIED,
 };
 /// The reports of a sweep's entries ([`Entry::report`] for one).
 pub use sweep::sweep;

@@ -3,11 +3,14 @@
 //! inputs that failed. Built from reports or from the JSON lines of `scan --format json`, in
 //! any order and any split (shards), with the same result: inputs are sorted by path first.
 //!
-//! Every input is exactly one of: diagnosed (read to its end, a root cause: a fatal cause or
-//! unclassified finding), undiagnosed (read to its end, no root cause), failed (an error, or
-//! it ended early: a read error after some data, or the end inside a traceback; whatever was
-//! found before the cut is a guess). So
-//! `sum(first_findings) == diagnosed` and `diagnosed + undiagnosed + failed == inputs`.
+//! Every input is in exactly one [`Bucket`], its exit status alone: `diagnosed` (0: some run
+//! failed, whether or not the input ended early), `clean` (1: no error, no failure) or
+//! `errored` (2: an error, whatever was found; `errored_diagnosed` of them named a root cause).
+//! So `diagnosed + clean + errored == inputs`, and `sum(first_findings) == diagnosed +
+//! errored_diagnosed`: a signature's `first_findings` counts every input whose root cause it
+//! is, as each input's own report says. A JSON line without the report's `failed` (written
+//! before it existed) falls back to the first-finding rule: failed when its first finding is
+//! a cause or unclassified finding that is not survivable.
 //!
 //! ```
 //! use faultline::Summary;
@@ -30,8 +33,13 @@ use crate::sanitize::terminal_safe as safe;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::report::{DatabaseRef, FindingRole, Report};
+use crate::report::{Bucket, DatabaseRef, FindingRole, Report};
 use faultline_db::{Location, Problem};
+
+/// The summary's JSON schema version: 2 since the counts are by exit status (`clean`,
+/// `errored`, `errored_diagnosed` added, `diagnosed` counting inputs that ended early too);
+/// a summary without `schema_version` is version 1.
+pub const SUMMARY_SCHEMA_VERSION: u32 = 2;
 
 /// The row key used for findings without a signature (role `unclassified`).
 pub const UNCLASSIFIED: &str = "(unclassified)";
@@ -71,11 +79,23 @@ pub struct FailedInput {
 /// The summary of a sweep.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
+    /// The JSON schema version ([`SUMMARY_SCHEMA_VERSION`]; 1 when absent).
+    #[serde(default = "version_1")]
+    pub schema_version: u32,
     /// Inputs summarised.
     pub inputs: u64,
-    /// Inputs with a root cause.
+    /// Inputs in [`Bucket::Diagnosed`] (exit status 0): some run failed.
     pub diagnosed: u64,
-    /// Inputs that failed without a root cause (all failures are listed in `errors`).
+    /// Inputs in [`Bucket::Clean`] (exit status 1), listed in `undiagnosed`.
+    #[serde(default)]
+    pub clean: u64,
+    /// Inputs in [`Bucket::Errored`] (exit status 2), listed in `errors`.
+    #[serde(default)]
+    pub errored: u64,
+    /// Errored inputs whose findings before the error named a root cause.
+    #[serde(default)]
+    pub errored_diagnosed: u64,
+    /// The same as `errored` (the key kept from schema version 1).
     pub failed: u64,
     /// Inputs that held NUL bytes.
     pub binary: u64,
@@ -87,9 +107,9 @@ pub struct Summary {
     pub databases: Vec<DatabaseRef>,
     /// Sorted by `first_findings`, then `hits` (both descending), then id.
     pub signatures: Vec<SignatureRow>,
-    /// Inputs read to their end without a root cause, sorted.
+    /// The clean inputs, sorted.
     pub undiagnosed: Vec<String>,
-    /// Inputs with an error, sorted.
+    /// The errored inputs, sorted.
     pub errors: Vec<FailedInput>,
     /// Inputs given more than once (the same shard merged twice, a file named twice): each
     /// is counted once, from its first report.
@@ -102,6 +122,10 @@ pub struct Summary {
     /// `scan --summary` refuse it (exit 2). Sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ambiguous: Vec<String>,
+}
+
+fn version_1() -> u32 {
+    1
 }
 
 /// An input whose report was given more than once.
@@ -133,10 +157,10 @@ struct SlimReport {
     #[serde(default)]
     lines: u64,
     findings: Vec<SlimFinding>,
-    /// Cut off (a read error after some data, or the end inside a traceback): counted as
-    /// failed, whatever was found before the cut.
+    /// Whether some run failed; absent from JSON written before the field existed (then the
+    /// first finding decides, [`SlimReport::failed`]).
     #[serde(default)]
-    ended_early: bool,
+    failed: Option<bool>,
     /// Where the report came from (`FILE:LINE`), for warnings about repeated inputs.
     #[serde(skip)]
     origin: String,
@@ -182,7 +206,7 @@ impl From<&Report> for SlimReport {
             binary: r.binary,
             bytes: r.bytes,
             lines: r.lines,
-            ended_early: r.ended_early,
+            failed: Some(r.failed),
             findings: r
                 .findings
                 .iter()
@@ -197,6 +221,32 @@ impl From<&Report> for SlimReport {
                 .collect(),
             origin: r.input.clone(),
         }
+    }
+}
+
+impl SlimFinding {
+    /// A cause or unclassified finding that is not survivable.
+    fn is_failure(&self) -> bool {
+        matches!(self.role, FindingRole::Cause | FindingRole::Unclassified) && !self.survivable
+    }
+}
+
+impl SlimReport {
+    /// Whether some run failed: the report's `failed`, else (older JSON) whether its first
+    /// finding is a failure.
+    fn failed(&self) -> bool {
+        self.failed
+            .unwrap_or_else(|| self.findings.first().is_some_and(SlimFinding::is_failure))
+    }
+
+    /// Its bucket, by its exit status alone.
+    fn bucket(&self) -> Bucket {
+        Bucket::of(self.error.is_some(), self.failed())
+    }
+
+    /// The root cause: the first finding, when it is a failure.
+    fn root(&self) -> Option<&SlimFinding> {
+        self.findings.first().filter(|f| f.is_failure())
     }
 }
 
@@ -299,8 +349,12 @@ impl SummaryBuilder {
         }
         let mut rows: BTreeMap<String, SignatureRow> = BTreeMap::new();
         let mut s = Summary {
+            schema_version: SUMMARY_SCHEMA_VERSION,
             inputs: 0,
             diagnosed: 0,
+            clean: 0,
+            errored: 0,
+            errored_diagnosed: 0,
             failed: 0,
             binary: 0,
             bytes: 0,
@@ -327,14 +381,7 @@ impl SummaryBuilder {
                     s.databases.push(db.clone());
                 }
             }
-            let root = r
-                .findings
-                .first()
-                .filter(|f| {
-                    matches!(f.role, FindingRole::Cause | FindingRole::Unclassified)
-                        && !f.survivable
-                })
-                .filter(|_| !r.ended_early);
+            let root = r.root();
             let mut seen: Vec<String> = Vec::new();
             for f in &r.findings {
                 let k = key(f);
@@ -359,24 +406,27 @@ impl SummaryBuilder {
                     seen.push(k);
                 }
             }
-            match root {
-                Some(f) => {
-                    s.diagnosed += 1;
-                    if let Some(row) = rows.get_mut(&key(f)) {
-                        row.first_findings += 1;
-                    }
-                }
-                None if r.error.is_some() || r.ended_early => s.failed += 1,
-                None => s.undiagnosed.push(r.input.clone()),
+            if let Some(row) = root.and_then(|f| rows.get_mut(&key(f))) {
+                row.first_findings += 1;
             }
-            if let Some(e) = &r.error {
-                s.errors.push(FailedInput {
-                    input: r.input.clone(),
-                    error: e.clone(),
-                    diagnosed: root.is_some(),
-                });
+            match (r.bucket(), &r.error) {
+                (Bucket::Errored, Some(e)) => {
+                    s.errored += 1;
+                    s.errored_diagnosed += u64::from(root.is_some());
+                    s.errors.push(FailedInput {
+                        input: r.input.clone(),
+                        error: e.clone(),
+                        diagnosed: root.is_some(),
+                    });
+                }
+                (Bucket::Diagnosed, _) => s.diagnosed += 1,
+                _ => {
+                    s.clean += 1;
+                    s.undiagnosed.push(r.input.clone());
+                }
             }
         }
+        s.failed = s.errored;
         s.signatures = rows.into_values().collect();
         s.signatures.sort_by(|a, b| {
             b.first_findings
@@ -446,20 +496,31 @@ fn csv_field(v: &str) -> String {
 }
 
 impl Summary {
-    /// Inputs read to their end without a diagnosis.
+    /// The clean inputs' count.
     pub fn undiagnosed_count(&self) -> u64 {
         self.undiagnosed.len() as u64
+    }
+
+    /// The bucket of all its inputs together: the exit status of the sweep.
+    pub fn bucket(&self) -> Bucket {
+        if self.errored > 0 || !self.errors.is_empty() {
+            Bucket::Errored
+        } else if self.diagnosed > 0 {
+            Bucket::Diagnosed
+        } else {
+            Bucket::Clean
+        }
     }
 
     /// The summary as a table for people.
     pub fn render_human(&self) -> String {
         let mut out = format!(
-            "{} inputs: {} diagnosed, {} without a diagnosis, {} failed ({} with errors); {} bytes, {} lines{}\n",
+            "{} inputs: {} diagnosed, {} clean, {} errored ({} of them with a root cause); {} bytes, {} lines{}\n",
             self.inputs,
             self.diagnosed,
-            self.undiagnosed.len(),
-            self.failed,
-            self.errors.len(),
+            self.clean,
+            self.errored,
+            self.errored_diagnosed,
             self.bytes,
             self.lines,
             if self.binary > 0 {
@@ -504,11 +565,7 @@ impl Summary {
             out.push_str(&table(&rows, true));
         }
         if !self.undiagnosed.is_empty() {
-            let _ = writeln!(
-                out,
-                "\nInputs without a diagnosis ({}):",
-                self.undiagnosed.len()
-            );
+            let _ = writeln!(out, "\nClean inputs ({}):", self.undiagnosed.len());
             for i in &self.undiagnosed {
                 let _ = writeln!(out, "  {}", safe(i));
             }

@@ -12,6 +12,70 @@ pub use human::{render_human, render_human_with_hints, HumanHints};
 /// The JSON schema version; bumped when a field changes meaning or disappears.
 pub const SCHEMA_VERSION: u32 = 3;
 
+/// Which of a sweep's three counts an input is in: the exit status `faultline scan` gives it
+/// alone. Every count of many inputs (`--summary`, `faultline summary`, Python's `summary`,
+/// `faultline.ray`, the Spark recipe) puts each input in exactly one bucket with this rule.
+///
+/// ```
+/// use faultline::Bucket;
+///
+/// assert_eq!(Bucket::of(false, true), Bucket::Diagnosed);
+/// assert_eq!(Bucket::of(true, true).exit_status(), 2);
+/// assert_eq!(Bucket::Clean.worst(Bucket::Diagnosed), Bucket::Diagnosed);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bucket {
+    /// Exit status 0: some run failed (a fatal cause or unclassified finding), whether or not
+    /// the input ended early.
+    Diagnosed,
+    /// Exit status 1: no error and no failure found.
+    Clean,
+    /// Exit status 2: an error (the input could not be read, or not to its end), whatever was
+    /// found before it.
+    Errored,
+}
+
+impl Bucket {
+    /// The bucket of an input with an error or not, and a failed run or not (the report's
+    /// `error` and `failed`).
+    pub fn of(error: bool, failed: bool) -> Bucket {
+        match (error, failed) {
+            (true, _) => Bucket::Errored,
+            (false, true) => Bucket::Diagnosed,
+            (false, false) => Bucket::Clean,
+        }
+    }
+
+    /// The exit status of an input in this bucket (grep's rule).
+    pub fn exit_status(self) -> u8 {
+        match self {
+            Bucket::Diagnosed => 0,
+            Bucket::Clean => 1,
+            Bucket::Errored => 2,
+        }
+    }
+
+    /// The bucket of two inputs together, as one exit status says it: errored if either is,
+    /// else diagnosed if either is, else clean.
+    pub fn worst(self, other: Bucket) -> Bucket {
+        match (self, other) {
+            (Bucket::Errored, _) | (_, Bucket::Errored) => Bucket::Errored,
+            (Bucket::Diagnosed, _) | (_, Bucket::Diagnosed) => Bucket::Diagnosed,
+            _ => Bucket::Clean,
+        }
+    }
+
+    /// Its name: `diagnosed`, `clean` or `errored`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bucket::Diagnosed => "diagnosed",
+            Bucket::Clean => "clean",
+            Bucket::Errored => "errored",
+        }
+    }
+}
+
 /// What became of a run, judged from its evidence before its lines (see [`RunOutcome`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -325,6 +389,12 @@ impl Report {
     /// The same as [`Report::diagnosed`].
     pub fn failed(&self) -> bool {
         self.diagnosed()
+    }
+
+    /// The input's bucket in a count of many: its exit status alone ([`Bucket::of`] its
+    /// `error` and `failed`).
+    pub fn bucket(&self) -> Bucket {
+        Bucket::of(self.error.is_some(), self.failed)
     }
 
     /// The first finding, the root cause, if the input failed.

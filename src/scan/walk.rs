@@ -81,6 +81,67 @@ pub struct WalkOptions {
     pub follow: bool,
 }
 
+impl WalkOptions {
+    /// The roots of a sweep and these filters, for a message: `DIR1 DIR2 (--glob *.log
+    /// --exclude old)`, or the roots alone without filters.
+    pub fn describe(&self, roots: &[PathBuf]) -> String {
+        let names: Vec<String> = roots.iter().map(|p| p.display().to_string()).collect();
+        let filters: Vec<String> = (self.globs.iter().map(|g| format!("--glob {g}")))
+            .chain(self.excludes.iter().map(|g| format!("--exclude {g}")))
+            .collect();
+        if filters.is_empty() {
+            names.join(" ")
+        } else {
+            format!("{} ({})", names.join(" "), filters.join(" "))
+        }
+    }
+}
+
+/// Fails when a root of a sweep does not exist, with the error opening it gives
+/// (`ROOT: No such file or directory (os error 2)`, the line `faultline scan ROOT` prints
+/// before it exits 2), so that a program can refuse the sweep before it starts, as the
+/// Python package does. `-` (standard input) always exists.
+pub fn roots_exist(roots: &[PathBuf]) -> Result<()> {
+    for root in roots.iter().filter(|r| r.as_path() != Path::new("-")) {
+        match std::fs::metadata(root) {
+            Err(source) if source.kind() == io::ErrorKind::NotFound => {
+                return Err(Error::Io {
+                    path: root.clone(),
+                    source,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Fails with [`Usage::NothingSelected`] when the walk of `roots` gave no input and no path
+/// that failed (an empty directory, `--glob`/`--exclude` filters that leave nothing): such a
+/// sweep is an error (`faultline scan` exits 2; Python raises `InputError`), never a clean
+/// one.
+///
+/// ```
+/// use faultline::{check_selection, walk, WalkOptions};
+///
+/// let dir = tempfile::tempdir()?;
+/// let roots = [dir.path().to_path_buf()];
+/// let opts = WalkOptions { globs: vec!["*.log".into()], ..WalkOptions::default() };
+/// let entries = walk(&roots, &opts)?;
+/// let e = check_selection(&roots, &opts, &entries).unwrap_err();
+/// assert_eq!(e.to_string(), format!("no input was selected from {} (--glob *.log)", dir.path().display()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn check_selection(roots: &[PathBuf], opts: &WalkOptions, entries: &[Entry]) -> Result<()> {
+    if entries
+        .iter()
+        .any(|e| matches!(e, Entry::Input { .. } | Entry::Failed(_)))
+    {
+        return Ok(());
+    }
+    Err(Usage::NothingSelected(opts.describe(roots)).into())
+}
+
 /// One entry of a sweep, in output order.
 #[derive(Debug)]
 pub enum Entry {

@@ -34,17 +34,46 @@ fn sample() -> Vec<String> {
 }
 
 #[test]
-fn inputs_that_ended_early_count_as_failed_not_diagnosed() {
+fn inputs_are_counted_by_their_exit_status_whether_they_ended_early_or_not() {
     let cut = r#"{"input":"a.log","error":"a.log: unexpected end of gzip stream at byte 100","bytes":100,"lines":2,"ended_early":true,"findings":[{"signature":null,"role":"unclassified","title":"x","category":"unclassified","count":1,"tentative":true}]}"#;
     let inside = r#"{"input":"b.log","error":null,"bytes":100,"lines":2,"ended_early":true,"findings":[{"signature":null,"role":"unclassified","title":"x","category":"unclassified","count":1,"survivable":true}]}"#;
     let survived = r#"{"input":"c.log","error":null,"bytes":100,"lines":2,"findings":[{"signature":"x.y","role":"cause","title":"x","category":"c","count":1,"survivable":true}]}"#;
+    let failed = r#"{"input":"d.log","error":null,"bytes":100,"lines":2,"ended_early":true,"failed":true,"findings":[{"signature":null,"role":"unclassified","title":"x","category":"unclassified","count":1,"tentative":true}]}"#;
     let mut b = Summary::builder();
-    b.add_json_lines("s.jsonl", &format!("{cut}\n{inside}\n{survived}\n"))
-        .unwrap();
+    b.add_json_lines(
+        "s.jsonl",
+        &format!("{cut}\n{inside}\n{survived}\n{failed}\n"),
+    )
+    .unwrap();
     let s = b.finish();
-    assert_eq!((s.inputs, s.diagnosed, s.failed), (3, 0, 2));
-    assert_eq!(s.undiagnosed, ["c.log"]);
-    assert!(!s.errors[0].diagnosed);
+    // The cut input errored (exit 2) after naming a root cause; the one that ended inside a
+    // traceback with a failure is diagnosed (exit 0); the others are clean (exit 1).
+    assert_eq!(
+        (s.inputs, s.diagnosed, s.clean, s.errored, s.failed),
+        (4, 1, 2, 1, 1)
+    );
+    assert_eq!(s.errored_diagnosed, 1);
+    assert_eq!(s.undiagnosed, ["b.log", "c.log"]);
+    assert!(s.errors[0].diagnosed);
+    assert_eq!(s.bucket(), Bucket::Errored);
+    assert_eq!(s.schema_version, SUMMARY_SCHEMA_VERSION);
+}
+
+#[test]
+fn a_line_without_failed_falls_back_to_the_first_finding() {
+    // Written before `failed` existed: the first finding decides.
+    let first_fatal = line("a.log", None, &[("a.x", "cause", 1), ("s.y", "symptom", 1)]);
+    let first_symptom = line("b.log", None, &[("s.y", "symptom", 1), ("a.x", "cause", 1)]);
+    // With `failed`, the report decides.
+    let mut v: serde_json::Value = serde_json::from_str(&first_symptom).unwrap();
+    v["input"] = "c.log".into();
+    v["failed"] = true.into();
+    let mut b = Summary::builder();
+    let text = [first_fatal, first_symptom, v.to_string()].join("\n");
+    b.add_json_lines("old.jsonl", &text).unwrap();
+    let s = b.finish();
+    assert_eq!((s.diagnosed, s.clean, s.errored), (2, 1, 0));
+    assert_eq!(s.undiagnosed, ["b.log"]);
 }
 
 #[test]
@@ -53,16 +82,16 @@ fn counts_add_up() {
     b.add_json_lines("x", &sample().join("\n")).unwrap();
     let s = b.finish();
     assert_eq!(s.inputs, 6);
-    assert_eq!(s.diagnosed, 3);
-    assert_eq!(s.undiagnosed, ["b.log", "f.log"]);
-    assert_eq!(s.failed, 1);
     assert_eq!(
-        s.diagnosed + s.undiagnosed_count() + s.failed,
-        s.inputs,
-        "partition"
+        (s.diagnosed, s.clean, s.errored, s.errored_diagnosed),
+        (2, 2, 2, 1)
     );
+    assert_eq!(s.undiagnosed, ["b.log", "f.log"]);
+    assert_eq!(s.failed, s.errored);
+    assert_eq!(s.diagnosed + s.clean + s.errored, s.inputs, "partition");
+    assert_eq!(s.undiagnosed_count(), s.clean);
     let first: u64 = s.signatures.iter().map(|r| r.first_findings).sum();
-    assert_eq!(first, s.diagnosed);
+    assert_eq!(first, s.diagnosed + s.errored_diagnosed);
     let a = &s.signatures[0];
     assert_eq!(
         (
@@ -120,8 +149,9 @@ fn csv_and_human_render_every_row() {
     assert!(csv.contains("error,,,,,,,,d.log,d.log: gzip stream: corrupt\n"));
     assert_eq!(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
     let human = s.render_human();
-    assert!(human.starts_with("6 inputs: 3 diagnosed, 2 without a diagnosis, 1 failed"));
-    assert!(human.contains("Inputs without a diagnosis (2):\n  b.log\n  f.log\n"));
+    assert!(human
+        .starts_with("6 inputs: 2 diagnosed, 2 clean, 2 errored (1 of them with a root cause)"));
+    assert!(human.contains("Clean inputs (2):\n  b.log\n  f.log\n"));
     assert!(
         human.contains("\n  d.log: gzip stream: corrupt\n"),
         "{human}"

@@ -144,7 +144,10 @@ fn sweep_of_1000_logs_shards_and_summaries() {
     let s: Value = serde_json::from_str(&unsharded).unwrap();
     assert_eq!(s["inputs"], 1000);
     assert_eq!(s["diagnosed"], 999);
-    assert_eq!(s["failed"], 1);
+    assert_eq!(
+        (&s["clean"], &s["errored"], &s["failed"]),
+        (&0.into(), &1.into(), &1.into())
+    );
     assert_eq!(s["undiagnosed"].as_array().unwrap().len(), 0);
     assert_eq!(s["errors"][0]["input"].as_str(), Some(corrupt.as_str()));
     let mut want: BTreeMap<String, u64> = BTreeMap::new();
@@ -178,7 +181,7 @@ fn sweep_of_1000_logs_shards_and_summaries() {
     let o = faultline(&["summary", all]);
     let whole_human = stdout(&o);
     assert!(
-        whole_human.starts_with("1000 inputs: 999 diagnosed, 0 without a diagnosis, 1 failed"),
+        whole_human.starts_with("1000 inputs: 999 diagnosed, 0 clean, 1 errored"),
         "{whole_human}"
     );
     let o = faultline(&["summary", "--format", "csv", all]);
@@ -553,4 +556,86 @@ fn bench_against_a_compiled_archive() {
     let v: Value = serde_json::from_str(stdout(&o).trim()).unwrap();
     let text = v.to_string();
     assert!(text.contains(&version_of(OLD)), "{text}");
+}
+
+/// Issue 32: one count, by exit status. Over the corpus (plus an input that errors after its
+/// root cause), `scan --summary`, `faultline summary` of the JSON lines and the library's
+/// reports put every input in the same bucket, which is its own exit status.
+#[test]
+fn every_path_counts_each_input_by_its_exit_status() {
+    use faultline::{analyze_path, Bucket, Summary, SUMMARY_SCHEMA_VERSION};
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut logs: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    for log in &logs {
+        std::fs::copy(log, dir.path().join(log.file_name().unwrap())).unwrap();
+    }
+    std::fs::write(dir.path().join("zz-corrupt.log.gz"), corrupt_gzip()).unwrap();
+    let root = dir.path().to_str().unwrap();
+
+    // The library: each input's report, its bucket, and their summary.
+    let mut want: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut b = Summary::builder();
+    let mut buckets = Vec::new();
+    let mut paths: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    paths.sort();
+    for p in &paths {
+        let r = analyze_path(
+            Database::embedded(),
+            p,
+            &ScanOptions::default(),
+            AnalyzeOptions::default(),
+        );
+        *want.entry(r.bucket().as_str()).or_default() += 1;
+        buckets.push((p.clone(), r.bucket()));
+        b.add(&r);
+    }
+    let library = b.finish();
+    assert_eq!(library.schema_version, SUMMARY_SCHEMA_VERSION);
+    let got = |s: &Summary| {
+        BTreeMap::from([
+            ("clean", s.clean),
+            ("diagnosed", s.diagnosed),
+            ("errored", s.errored),
+        ])
+    };
+    want.entry("errored").or_default();
+    assert_eq!(got(&library), want);
+    assert_eq!(library.errored, 1, "{:?}", library.errors);
+    let first: u64 = library.signatures.iter().map(|r| r.first_findings).sum();
+    assert_eq!(first, library.diagnosed + library.errored_diagnosed);
+
+    // The CLI's summary, and `faultline summary` of its JSON lines: the same summary.
+    let o = faultline(&["scan", "--summary", "--format", "json", root]);
+    assert_eq!(o.status.code(), Some(2));
+    let cli: Summary = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(cli, library);
+    let o = faultline(&["scan", "--format", "json", root]);
+    let jsonl = dir.path().with_extension("jsonl");
+    std::fs::write(&jsonl, &o.stdout).unwrap();
+    let o = faultline(&["summary", "--format", "json", jsonl.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    let merged: Summary = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(merged, library);
+
+    // Each input's own exit status is its bucket's (every 7th input, and every errored one).
+    for (i, (p, bucket)) in buckets.iter().enumerate() {
+        if i % 7 != 0 && *bucket != Bucket::Errored {
+            continue;
+        }
+        let o = faultline(&["scan", p.to_str().unwrap()]);
+        assert_eq!(
+            o.status.code(),
+            Some(i32::from(bucket.exit_status())),
+            "{p:?}"
+        );
+    }
 }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use faultline::EmbeddedDatabase;
 use faultline::Summary;
 use faultline::{analyze_input, AnalyzeOptions, Analyzer, Baseline};
-use faultline::{walk, Entry, WalkOptions};
+use faultline::{check_selection, roots_exist, walk, Entry, WalkOptions};
 use faultline::{ArchiveRemedy, Database, DbError, Error};
 use faultline::{Input, InputKind, ScanOptions, MAX_THREADS};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -103,6 +103,8 @@ fn kind_of(e: &Error) -> (&'static str, Option<&Path>, Option<u64>) {
         Error::Db(DbError::Limit(_)) => ("LimitError", None, None),
         Error::Report(_) => ("ReportError", None, None),
         Error::Baseline(inner) => kind_of(inner),
+        // A sweep that selects nothing is about its inputs, as the CLI's exit status 2 is.
+        Error::Usage(faultline::Usage::NothingSelected(_)) => ("InputError", None, None),
         Error::Db(DbError::UnknownId(_)) | Error::Usage(_) => ("UsageError", None, None),
     }
 }
@@ -647,8 +649,9 @@ impl PyDatabase {
     }
 
     /// Scans many paths (directories walked recursively, as the CLI does) on `threads`
-    /// threads; an input that cannot be read gives a report with its error. `-` is the file
-    /// `./-` unless `stdin` (then it is standard input).
+    /// threads; an input that cannot be read gives a report with its error, but a root that
+    /// does not exist, or roots that select no input, raise (the CLI's exit status 2, with
+    /// its text). `-` is the file `./-` unless `stdin` (then it is standard input).
     #[pyo3(signature = (paths, threads=None, all=false, max_findings=1000, max_line_bytes=None, glob=Vec::new(), exclude=Vec::new(), stdin=false, baseline=None))]
     #[allow(clippy::too_many_arguments)]
     fn scan_paths(
@@ -675,7 +678,9 @@ impl PyDatabase {
                 excludes: exclude,
                 follow: false,
             };
+            roots_exist(&paths)?;
             let entries = walk(&paths, &walk_opts)?;
+            check_selection(&paths, &walk_opts, &entries)?;
             // One input scans on the calling thread with every worker (as the CLI does);
             // many inputs scan side by side on the pool.
             let reports = faultline::sweep(db, &entries, &scan, &opts, Some(&workers), &|_| {});
@@ -686,10 +691,15 @@ impl PyDatabase {
     }
 }
 
+/// One input of a walk as Python gets it: `(path, relative, error, bytes)`.
+type Walked = (String, String, Option<String>, u64);
+
 /// The inputs a directory walk selects, as `faultline scan PATH...` walks them: files in
 /// path order, each once; `(path, relative, error)` where `relative` is the path below the
 /// root named and `error` is set for a path that could not be examined. FIFOs, sockets and
 /// symlink loops are left out, as the CLI skips them. `-` is the file `./-` unless `stdin`.
+/// Each entry comes with its size in bytes (0 for a path that could not be examined), for
+/// blocks of work sized by bytes. A root that does not exist raises (the CLI's line).
 #[pyfunction]
 #[pyo3(signature = (paths, glob=Vec::new(), exclude=Vec::new(), stdin=false))]
 fn walk_inputs(
@@ -698,7 +708,7 @@ fn walk_inputs(
     glob: Vec<String>,
     exclude: Vec<String>,
     stdin: bool,
-) -> PyResult<Vec<(String, String, Option<String>)>> {
+) -> PyResult<Vec<Walked>> {
     let paths: Vec<PathBuf> = paths.into_iter().map(|p| as_file(p, stdin)).collect();
     py.allow_threads(|| {
         let opts = WalkOptions {
@@ -706,11 +716,13 @@ fn walk_inputs(
             excludes: exclude,
             follow: false,
         };
+        roots_exist(&paths)?;
         Ok(walk(&paths, &opts)?
             .into_iter()
             .filter_map(|e| match e {
                 Entry::Input { path, relative } => {
-                    Some((path.display().to_string(), relative, None))
+                    let size = path.metadata().map_or(0, |m| m.len());
+                    Some((path.display().to_string(), relative, None, size))
                 }
                 Entry::Skipped { .. } => None,
                 Entry::Failed(e) => {
@@ -718,12 +730,25 @@ fn walk_inputs(
                         Error::Io { path, .. } => path.display().to_string(),
                         other => other.to_string(),
                     };
-                    Some((path.clone(), path, Some(e.to_string())))
+                    Some((path.clone(), path, Some(e.to_string()), 0))
                 }
             })
             .collect())
     })
     .map_err(|e| to_py(py, e))
+}
+
+/// The message of a sweep of `roots` with these filters that selected no input (the CLI's
+/// `no input was selected from ROOT (--glob ...)`), for roots the Python layer lists itself.
+#[pyfunction]
+#[pyo3(signature = (roots, glob=Vec::new(), exclude=Vec::new()))]
+fn nothing_selected(roots: Vec<PathBuf>, glob: Vec<String>, exclude: Vec<String>) -> String {
+    let opts = WalkOptions {
+        globs: glob,
+        excludes: exclude,
+        follow: false,
+    };
+    Error::from(faultline::Usage::NothingSelected(opts.describe(&roots))).to_string()
 }
 
 /// The name, version and hash of the embedded database, without loading it.
@@ -769,6 +794,13 @@ fn summary(
     .map_err(|e| to_py(py, e))
 }
 
+/// The bucket of an input with an error or not and a failed run or not (`faultline::Bucket`):
+/// `diagnosed`, `clean` or `errored`, its exit status alone.
+#[pyfunction]
+fn bucket(error: bool, failed: bool) -> &'static str {
+    faultline::Bucket::of(error, failed).as_str()
+}
+
 /// Renders a summary's JSON as the CLI prints it: `human` (`scan --summary`), `csv` or `json`.
 #[pyfunction]
 fn render_summary(py: Python<'_>, summary_json: &str, format: &str) -> PyResult<String> {
@@ -794,10 +826,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyBaseline>()?;
     m.add_function(wrap_pyfunction!(embedded_identity, m)?)?;
     m.add_function(wrap_pyfunction!(walk_inputs, m)?)?;
+    m.add_function(wrap_pyfunction!(nothing_selected, m)?)?;
     m.add_function(wrap_pyfunction!(summary, m)?)?;
     m.add_function(wrap_pyfunction!(render_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(bucket, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_THREADS", MAX_THREADS)?;
     m.add("SCHEMA_VERSION", faultline::SCHEMA_VERSION)?;
+    m.add("SUMMARY_SCHEMA_VERSION", faultline::SUMMARY_SCHEMA_VERSION)?;
     Ok(())
 }

@@ -195,12 +195,17 @@ def test_corrupt_input_is_a_report_with_error(cli, tmp_path):
 
 
 def test_scan_paths_equals_cli(cli, mixed_dir):
-    status, out, _ = cli("scan", "--format", "json", "-j", "2", mixed_dir, mixed_dir / "missing.log")
+    missing = mixed_dir / "missing.log"
+    status, out, err = cli("scan", "--format", "json", "-j", "2", mixed_dir, missing)
     assert status == 2
     expected = [json.loads(line) for line in out.splitlines()]
-    reports = DB.scan_paths([mixed_dir, mixed_dir / "missing.log"], threads=2)
-    assert [r.to_dict() for r in reports] == expected
-    assert reports[-1].error.endswith("No such file or directory (os error 2)")
+    assert expected[-1]["error"].endswith("No such file or directory (os error 2)")
+    # A root that does not exist: the CLI names it and exits 2, the library raises its line.
+    with pytest.raises(faultline.InputError) as e:
+        DB.scan_paths([mixed_dir, missing], threads=2)
+    assert f"faultline: {e.value}" in err.splitlines() and e.value.path == str(missing)
+    reports = DB.scan_paths([mixed_dir], threads=2)
+    assert [r.to_dict() for r in reports] == expected[:-1]
     one = DB.scan_paths(mixed_dir, threads=1)
     assert [r.to_dict() for r in one] == expected[:-1]
 

@@ -64,7 +64,7 @@ def test_dash_is_a_file_unless_stdin_is_true(tmp_path):
         out = {
             "scan_path": db.scan_path("-").root_cause is not None,
             "scan_paths": [r.root_cause is not None for r in db.scan_paths(["-"])],
-            "walk_inputs": [p for p, _, _ in _native.walk_inputs(["-"])],
+            "walk_inputs": [p for p, *_ in _native.walk_inputs(["-"])],
         }
         print(json.dumps(out))
     """

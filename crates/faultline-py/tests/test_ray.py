@@ -81,10 +81,15 @@ def test_sweep_gives_the_cli_summary_as_data(ray_cluster, mixed_dir, cli_summary
 def test_read_findings_of_paths_and_of_a_dataset(ray_cluster, mixed_dir):
     import faultline.ray
 
-    ds = faultline.ray.read_findings([str(KIMI), str(mixed_dir / "missing.log")], workers=1)
+    ds = faultline.ray.read_findings([str(KIMI), str(mixed_dir / "kimi-k2.5-launch.log")], workers=1)
     rows = ds.take_all()
-    assert {r["input"] for r in rows} == {str(KIMI), str(mixed_dir / "missing.log")}
-    missing = [r for r in rows if r["input"].endswith("missing.log")]
+    assert {r["input"] for r in rows} == {str(KIMI), str(mixed_dir / "kimi-k2.5-launch.log")}
+    # A path that does not exist is the CLI's error, raised before any task runs.
+    with pytest.raises(faultline.InputError, match="missing.log: No such file or directory"):
+        faultline.ray.read_findings([str(KIMI), str(mixed_dir / "missing.log")], workers=1)
+    # A dataset of paths is scanned as given: a missing file there is a row with its error.
+    paths = ray_cluster.data.from_items([{"path": str(KIMI)}, {"path": str(mixed_dir / "missing.log")}])
+    missing = [r for r in faultline.ray.read_findings(paths, workers=1).take_all() if r["line"] is None]
     assert missing[0]["error"].endswith("No such file or directory (os error 2)")
     paths = ray_cluster.data.from_items([{"path": str(KIMI)}])
     again = faultline.ray.read_findings(paths, workers=1).take_all()
@@ -164,12 +169,18 @@ def test_s3_sweep_against_moto(ray_cluster, mixed_dir, cli_summary, moto_s3):
     )
     result = faultline.ray.sweep("s3://logs/2026-11", filesystem=fs, workers=2)
     assert result.summary.to_dict() == cli_summary
-    missing = faultline.ray.read_findings(
-        ["s3://logs/2026-11/kimi-k2.5-launch.log", "s3://logs/nope.log"], filesystem=fs, workers=1
+    # An object that does not exist, named as a root: InputError before any task runs.
+    with pytest.raises(faultline.InputError, match="^s3://logs/nope.log: No such file or directory$"):
+        faultline.ray.read_findings(
+            ["s3://logs/2026-11/kimi-k2.5-launch.log", "s3://logs/nope.log"], filesystem=fs, workers=1
+        )
+    with pytest.raises(faultline.InputError) as e:
+        faultline.ray.sweep("s3://logs/2026-11", filesystem=fs, glob=["*.nope"], workers=2)
+    assert str(e.value) == "no input was selected from s3://logs/2026-11 (--glob *.nope)"
+    found = faultline.ray.read_findings(
+        ["s3://logs/2026-11/kimi-k2.5-launch.log"], filesystem=fs, workers=1
     ).take_all()
-    errors = [r for r in missing if r["input"] == "s3://logs/nope.log"]
-    assert len(errors) == 1 and errors[0]["error"].startswith("s3://logs/nope.log: ")
-    kimi = [r for r in missing if r["root_cause"]]
+    kimi = [r for r in found if r["root_cause"]]
     assert kimi[0]["signature"] == "vllm.attention.mla-fp8-kv-no-backend"
 
 

@@ -2,34 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import sys
-
-import pytest
-
 import faultline
 import faultline.arrow
-from conftest import need
-
-
-@pytest.fixture(scope="module")
-def spark():
-    need("pyspark")
-    from pyspark.sql import SparkSession
-
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("faultline-test")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.driver.bindAddress", "127.0.0.1")
-        .config("spark.driver.host", "127.0.0.1")
-        .getOrCreate()
-    )
-    yield session
-    session.stop()
 
 
 def test_map_in_arrow_recipe(spark, mixed_dir):
@@ -45,10 +19,11 @@ def test_map_in_arrow_recipe(spark, mixed_dir):
     )
     db = faultline.Database.embedded()
     expected = []
-    for r in db.scan_paths(files + [str(mixed_dir / "missing.log")]):
+    for r in db.scan_paths(files):
         expected.extend(faultline.arrow.rows(r))
     expected.sort(key=lambda r: (r["input"], r["rank"] if r["rank"] is not None else 0))
-    assert got == expected
+    # A path of the DataFrame that does not exist is a row with its error (checked below).
+    assert [r for r in got if not r["input"].endswith("missing.log")] == expected
     roots = findings.where("root_cause").groupBy("signature").count().collect()
     assert sum(r["count"] for r in roots) == sum(
         r.root_cause is not None for r in db.scan_paths(files)

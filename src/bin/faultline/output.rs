@@ -9,9 +9,6 @@ use faultline::{ArchiveRemedy, DbError, Error};
 /// Exit status: at least one input diagnosed.
 pub const EXIT_DIAGNOSED: u8 = 0;
 
-/// Exit status: every input scanned clean.
-const EXIT_CLEAN: u8 = 1;
-
 /// Exit status: an error happened (bad signatures, unreadable or corrupt input).
 pub const EXIT_ERROR: u8 = 2;
 
@@ -91,13 +88,8 @@ pub fn status(result: Result<u8, Error>) -> u8 {
     })
 }
 
-/// grep's rule for a set of inputs: 2 if any failed, else 0 if any was diagnosed, else 1.
+/// grep's rule for a set of inputs: 2 if any failed, else 0 if any was diagnosed, else 1
+/// ([`faultline::Bucket`]'s rule).
 pub fn sweep_status(errored: bool, diagnosed: bool) -> u8 {
-    if errored {
-        EXIT_ERROR
-    } else if diagnosed {
-        EXIT_DIAGNOSED
-    } else {
-        EXIT_CLEAN
-    }
+    faultline::Bucket::of(errored, diagnosed).exit_status()
 }

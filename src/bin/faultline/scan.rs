@@ -7,13 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-use faultline::{render_human_with_hints, sweep, AnalyzeOptions, HumanHints};
-use faultline::{
-    walk, Entry, Error, ScanOptions, Shard, SkipReason, Summary, SummaryBuilder, Usage, WalkOptions,
-};
+use faultline::{check_selection, walk, Entry, Error, ScanOptions, Shard, SkipReason};
+use faultline::{render_human_with_hints, sweep, AnalyzeOptions, Bucket, HumanHints};
+use faultline::{Summary, SummaryBuilder, Usage, WalkOptions};
 
 use crate::args::{database, Format, ScanArgs};
-use crate::output::{note, sweep_status, try_out, try_write, EXIT_ERROR};
+use crate::output::{note, try_out, try_write, EXIT_ERROR};
 use crate::summary::{refuse_ambiguous, render_summary, warn_repeated};
 
 /// The human report's hints name this binary's flags.
@@ -88,14 +87,15 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
     let mut entries = walk(&paths, &walk_opts)?;
     let is_input = |e: &Entry| matches!(e, Entry::Input { .. });
     let found = entries.iter().filter(|e| is_input(e)).count();
-    let none_selected = found == 0 && !entries.iter().any(|e| matches!(e, Entry::Failed(_)));
+    let none_selected = check_selection(&paths, &walk_opts, &entries).err();
     if let Some(shard) = shard {
         entries.retain(|e| shard.keeps(e));
     }
     let pb = progress(&entries);
     let counter = Counter::new(&entries);
     let mut summary: Option<SummaryBuilder> = args.summary.then(Summary::builder);
-    let (mut errored, mut diagnosed) = (false, false);
+    // The bucket of the inputs taken so far, together: the exit status.
+    let mut status = Bucket::Clean;
     let many = entries.len() > 1;
     let analyze = AnalyzeOptions {
         all: args.all,
@@ -126,10 +126,9 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                 continue;
             };
             if let Some(e) = &report.error {
-                errored = true;
                 pb.suspend(|| note(&format!("faultline: {e}")));
             }
-            diagnosed |= report.diagnosed();
+            status = status.worst(report.bucket());
             let written = match (&mut summary, args.format) {
                 (Some(b), _) => {
                     b.add(&report);
@@ -152,7 +151,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
             // output order (this one included): the same answer whatever the pipe's timing.
             if written.is_err() {
                 pb.finish_and_clear();
-                return Ok(sweep_status(errored, diagnosed));
+                return Ok(status.exit_status());
             }
         }
     }
@@ -164,11 +163,8 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         // The summary covers every input: so does the status, written or not.
         let _ = try_out(&render_summary(&s, args.format));
     }
-    if none_selected {
-        note(&format!(
-            "faultline: no input was selected from {}",
-            selection(&paths, &args.glob, &args.exclude)
-        ));
+    if let Some(e) = none_selected {
+        note(&format!("faultline: {e}"));
         return Ok(EXIT_ERROR);
     }
     if let Some(shard) = shard {
@@ -176,11 +172,11 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
             note(&format!(
                 "faultline: note: shard {shard} selected none of the {found} input{} found in {}",
                 if found == 1 { "" } else { "s" },
-                selection(&paths, &args.glob, &args.exclude)
+                walk_opts.describe(&paths)
             ));
         }
     }
-    Ok(sweep_status(errored, diagnosed))
+    Ok(status.exit_status())
 }
 
 /// The files counter of a sweep's progress bar: counts the entries that get a report (inputs,
@@ -211,21 +207,6 @@ impl Counter {
             self.done.load(Ordering::Relaxed)
         };
         format!("{n}/{}", self.total)
-    }
-}
-
-/// The paths and filters of a sweep, for a message: `DIR (--glob *.log --exclude old)`.
-fn selection(paths: &[PathBuf], globs: &[String], excludes: &[String]) -> String {
-    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-    let filters: Vec<String> = globs
-        .iter()
-        .map(|g| format!("--glob {g}"))
-        .chain(excludes.iter().map(|g| format!("--exclude {g}")))
-        .collect();
-    if filters.is_empty() {
-        format!("{} (no files in it)", names.join(" "))
-    } else {
-        format!("{} ({})", names.join(" "), filters.join(" "))
     }
 }
 

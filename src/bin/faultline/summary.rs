@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use faultline::{Error, Summary, Usage};
 
 use crate::args::{Format, SummaryArgs};
-use crate::output::{note, out, sweep_status};
+use crate::output::{note, out};
 
 pub fn render_summary(s: &Summary, format: Format) -> String {
     match format {
@@ -74,5 +74,5 @@ pub fn run_summary(args: SummaryArgs) -> Result<u8, Error> {
         ))));
     }
     out(&render_summary(&s, args.format));
-    Ok(sweep_status(!s.errors.is_empty(), s.diagnosed > 0))
+    Ok(s.bucket().exit_status())
 }

@@ -56,6 +56,9 @@ MAX_THREADS: int = _native.MAX_THREADS
 #: The JSON contract's ``schema_version`` this package writes.
 SCHEMA_VERSION: int = _native.SCHEMA_VERSION
 
+#: The summary's ``schema_version`` (2: counts by exit status).
+SUMMARY_SCHEMA_VERSION: int = _native.SUMMARY_SCHEMA_VERSION
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 #: The default of ``baseline_max_templates`` (the CLI's ``--baseline-max-templates``).
@@ -458,5 +461,6 @@ __all__ = [
     "DATABASE",
     "MAX_THREADS",
     "SCHEMA_VERSION",
+    "SUMMARY_SCHEMA_VERSION",
     "__version__",
 ]

@@ -6,6 +6,14 @@ from typing import List, Optional, Tuple, Union
 __version__: str
 MAX_THREADS: int
 SCHEMA_VERSION: int
+SUMMARY_SCHEMA_VERSION: int
+
+class Baseline:
+    @property
+    def warnings(self) -> List[str]: ...
+    @property
+    def templates(self) -> int: ...
+    def info_json(self) -> str: ...
 
 class Database:
     @staticmethod
@@ -23,6 +31,15 @@ class Database:
     @property
     def signature_count(self) -> int: ...
     def error_report(self, name: str, message: str) -> str: ...
+    def load_baseline(
+        self,
+        goods: List[str],
+        inputs: List[str] = ...,
+        max_templates: int = 1000000,
+        threads: Optional[int] = None,
+        max_line_bytes: Optional[int] = None,
+        stdin: bool = False,
+    ) -> Baseline: ...
     def scan_path(
         self,
         path: str,
@@ -31,6 +48,7 @@ class Database:
         max_findings: int = 1000,
         max_line_bytes: Optional[int] = None,
         stdin: bool = False,
+        baseline: Optional[Baseline] = None,
     ) -> str: ...
     def scan_bytes(
         self,
@@ -40,6 +58,7 @@ class Database:
         all: bool = False,
         max_findings: int = 1000,
         max_line_bytes: Optional[int] = None,
+        baseline: Optional[Baseline] = None,
     ) -> str: ...
     def scan_reader(
         self,
@@ -49,6 +68,7 @@ class Database:
         all: bool = False,
         max_findings: int = 1000,
         max_line_bytes: Optional[int] = None,
+        baseline: Optional[Baseline] = None,
     ) -> str: ...
     def scan_paths(
         self,
@@ -60,11 +80,14 @@ class Database:
         glob: List[str] = ...,
         exclude: List[str] = ...,
         stdin: bool = False,
+        baseline: Optional[Baseline] = None,
     ) -> List[str]: ...
 
 def embedded_identity() -> Tuple[str, str, str]: ...
 def walk_inputs(
     paths: List[str], glob: List[str] = ..., exclude: List[str] = ..., stdin: bool = False
-) -> List[Tuple[str, str, Optional[str]]]: ...
+) -> List[Tuple[str, str, Optional[str], int]]: ...
+def nothing_selected(roots: List[str], glob: List[str] = ..., exclude: List[str] = ...) -> str: ...
+def bucket(error: bool, failed: bool) -> str: ...
 def summary(lines: List[str], origin: str, allow_mixed_databases: bool = False) -> str: ...
 def render_summary(summary_json: str, format: str) -> str: ...

@@ -154,6 +154,17 @@ class Report:
         """Whether the input failed (the CLI's exit status 0): the same as ``failed``."""
         return any(f.is_failure for f in self.findings)
 
+    @property
+    def bucket(self) -> str:
+        """The input's bucket in every count of many inputs (``faultline.summary``, the CLI's
+        ``--summary``, ``faultline.ray``, ``faultline.spark.counts``): its exit status alone,
+        ``diagnosed`` (0: some run failed), ``clean`` (1) or ``errored`` (2: an error, whatever
+        was found). The Rust library's rule (``faultline::Bucket``)."""
+        failed = self._data.get("failed")
+        if failed is None:  # a report written before `failed` existed
+            failed = self.root_cause is not None
+        return _native.bucket(self._data.get("error") is not None, bool(failed))
+
     def to_dict(self) -> Dict[str, Any]:
         """The report as plain Python data: the JSON contract's object."""
         return json.loads(self._json)
@@ -191,8 +202,8 @@ for _n, _d in _REPORT_FIELDS.items():
 class Summary:
     """The summary of many reports (``faultline scan --summary``, ``faultline summary``):
     per signature, how many inputs it is the root cause of, the inputs it was found in, its
-    hits, and the first and last input (by path); the inputs without a diagnosis; the inputs
-    that failed. ``str(summary)`` is the CLI's table; ``to_csv()`` its ``--format csv``."""
+    hits, and the first and last input (by path); every input counted in one bucket by its
+    exit status (``diagnosed``, ``clean``, ``errored``), the clean and errored ones listed. ``str(summary)`` is the CLI's table; ``to_csv()`` its ``--format csv``."""
 
     __slots__ = ("_json", "_data")
 
@@ -200,9 +211,15 @@ class Summary:
         self._json = summary_json
         self._data: Dict[str, Any] = json.loads(summary_json)
 
+    schema_version = _field("schema_version", "The summary's JSON schema version (2).")
     inputs = _field("inputs", "Inputs summarised (each counted once).")
-    diagnosed = _field("diagnosed", "Inputs with a root cause.")
-    failed = _field("failed", "Inputs that failed without a root cause.")
+    diagnosed = _field("diagnosed", "Inputs whose exit status alone is 0: some run failed.")
+    clean = _field("clean", "Inputs whose exit status alone is 1 (listed in undiagnosed).")
+    errored = _field("errored", "Inputs whose exit status alone is 2 (listed in errors).")
+    errored_diagnosed = _field(
+        "errored_diagnosed", "Errored inputs whose findings before the error named a root cause."
+    )
+    failed = _field("failed", "The same as errored (the key of the first summaries).")
     binary = _field("binary", "Inputs that held NUL bytes.")
     bytes = _field("bytes", "Bytes over all inputs.")
     lines = _field("lines", "Lines over all inputs.")
@@ -212,7 +229,7 @@ class Summary:
         "One dict per signature: signature, category, title, first_findings, inputs, hits, "
         "first_input, last_input; sorted as the CLI's table.",
     )
-    undiagnosed = _field("undiagnosed", "Inputs read to their end without a root cause, sorted.")
+    undiagnosed = _field("undiagnosed", "The clean inputs, sorted.")
     errors = _field("errors", "Inputs with an error: dicts of input, error, diagnosed.")
     repeated = _field("repeated", "Inputs given more than once (each counted once).")
 
@@ -265,5 +282,5 @@ class Summary:
         d = self._data
         return (
             f"<Summary {d['inputs']} inputs: {d['diagnosed']} diagnosed, "
-            f"{len(d['undiagnosed'])} without a diagnosis, {d['failed']} failed>"
+            f"{d.get('clean', len(d['undiagnosed']))} clean, {d['failed']} errored>"
         )

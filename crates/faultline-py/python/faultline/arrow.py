@@ -19,10 +19,12 @@ error               string         null, or why the input could not be read to i
 rank                int64          1-based rank in its report (1 is the first finding)
 role                string         cause, unclassified, symptom or noise
 root_cause          bool           whether this finding is the input's root cause
+bucket              string         the input's count: diagnosed, clean or errored
 ==================  =============  =====================================================
 
 The first ten are the issue's row contract; ``rank``, ``role`` and ``root_cause`` say which
-row is the diagnosis. Every input gives at least one row: an input without findings (clean,
+row is the diagnosis; ``bucket`` is the input's exit status alone (``Report.bucket``), so
+that every row of one input says which of a sweep's three counts it is in. Every input gives at least one row: an input without findings (clean,
 empty, or unreadable) gives one row whose finding columns are null (``line`` null tells it
 from an unclassified finding) and whose ``error`` says what went wrong, if anything. A
 corrupt or unreadable file is such a row, never a failed job.
@@ -56,13 +58,14 @@ COLUMNS: Tuple[str, ...] = (
     "rank",
     "role",
     "root_cause",
+    "bucket",
 )
 
 #: The same schema as a Spark DDL string, for ``DataFrame.mapInArrow(fn, SPARK_SCHEMA)``.
 SPARK_SCHEMA = (
     "input string, signature string, category string, title string, line long, text string, "
     "processes array<string>, count long, database_version string, error string, "
-    "rank long, role string, root_cause boolean"
+    "rank long, role string, root_cause boolean, bucket string"
 )
 
 
@@ -85,6 +88,7 @@ def schema() -> Any:
             ("rank", pa.int64()),
             ("role", pa.string()),
             ("root_cause", pa.bool_()),
+            ("bucket", pa.string()),
         ]
     )
 
@@ -96,6 +100,7 @@ def rows(report: Report, input: Optional[str] = None) -> List[Dict[str, Any]]:
     version = d["database"]["version"]
     error = d.get("error")
     root = report.root_cause
+    bucket = report.bucket
     out = []
     for f in d.get("findings", []):
         out.append(
@@ -113,6 +118,7 @@ def rows(report: Report, input: Optional[str] = None) -> List[Dict[str, Any]]:
                 "rank": f.get("rank"),
                 "role": f.get("role"),
                 "root_cause": root is not None and f.get("rank") == root.rank,
+                "bucket": bucket,
             }
         )
     if not out:
@@ -131,6 +137,7 @@ def rows(report: Report, input: Optional[str] = None) -> List[Dict[str, Any]]:
                 "rank": None,
                 "role": None,
                 "root_cause": False,
+                "bucket": bucket,
             }
         )
     return out
@@ -159,6 +166,7 @@ def slim_json(report: Report, input: str) -> str:
             "bytes": d.get("bytes", 0),
             "lines": d.get("lines", 0),
             "ended_early": d.get("ended_early", False),
+            "failed": d.get("failed"),
             "findings": [
                 {
                     "signature": f.get("signature"),
@@ -239,17 +247,44 @@ def list_files(root: str, *, filesystem: Any = None, glob: Iterable[str] = ()) -
     """The files under ``root`` (a directory, a prefix, or one file), sorted by path, as
     ``(path, relative, error)``: ``relative`` is the path below ``root``. A local root is
     walked by the library exactly as ``faultline scan ROOT`` walks it; a remote one with
-    pyarrow (every object under the prefix). ``glob`` filters file names as ``--glob``."""
-    root = os.fspath(root)
+    pyarrow (every object under the prefix). ``glob`` filters file names as ``--glob``.
+
+    A root that does not exist raises ``InputError`` (``ROOT: No such file or directory``, the
+    CLI's line for a local root), and so does a root that selects no input (``no input was
+    selected from ROOT``, the CLI's text), as ``faultline scan ROOT`` exits 2 for both."""
+    return [(p, rel, err) for p, rel, err, _ in list_sized([root], filesystem=filesystem, glob=glob)]
+
+
+def list_sized(
+    roots: Iterable[str], *, filesystem: Any = None, glob: Iterable[str] = ()
+) -> List[Tuple[str, str, Optional[str], int]]:
+    """``list_files`` of several roots together, each file with its size in bytes (0 for a
+    path that could not be examined): ``(path, relative, error, bytes)``. Only all the roots
+    together selecting nothing raises, as for the CLI given several paths."""
+    from . import _native
+
+    roots = [os.fspath(r) for r in roots]
+    glob = list(glob)
+    out: List[Tuple[str, str, Optional[str], int]] = []
+    for root in roots:
+        out.extend(_list_root(root, filesystem, glob))
+    if not out:
+        e = InputError(_native.nothing_selected(roots, glob, []))
+        e.path = roots[0] if roots else None
+        raise e
+    return out
+
+
+def _list_root(root: str, filesystem: Any, glob: List[str]) -> List[Tuple[str, str, Optional[str], int]]:
     if filesystem is None and _is_local(root):
         from . import _native
 
         local = root[len("file://") :] if root.startswith("file://") else root
         out = []
-        for path, relative, error in _native.walk_inputs([local], glob=list(glob)):
+        for path, relative, error, size in _native.walk_inputs([local], glob=glob):
             if error is not None and path.startswith(local.rstrip("/") + "/"):
                 relative = path[len(local.rstrip("/")) + 1 :]
-            out.append((path, relative, error))
+            out.append((path, relative, error, size))
         return out
     import fnmatch
 
@@ -258,9 +293,12 @@ def list_files(root: str, *, filesystem: Any = None, glob: Iterable[str] = ()) -
     fs, inner = _resolve(root, filesystem)
     scheme = root.split("://", 1)[0] + "://" if "://" in root else ""
     info = fs.get_file_info(inner)
-    if info.type in (pafs.FileType.File, pafs.FileType.NotFound):
-        # A missing file is kept: scanning it gives a row with its error.
-        return [(root, inner.rsplit("/", 1)[-1], None)]
+    if info.type == pafs.FileType.NotFound:
+        e = InputError(f"{root}: No such file or directory")
+        e.path = root
+        raise e
+    if info.type == pafs.FileType.File:
+        return [(root, inner.rsplit("/", 1)[-1], None, info.size or 0)]
     prefix = inner.rstrip("/")
     found = fs.get_file_info(pafs.FileSelector(prefix, recursive=True))
     out = []
@@ -270,7 +308,7 @@ def list_files(root: str, *, filesystem: Any = None, glob: Iterable[str] = ()) -
         relative = f.path[len(prefix) + 1 :] if f.path.startswith(prefix + "/") else f.path
         if glob and not any(fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], g) for g in glob):
             continue
-        out.append((scheme + f.path, relative, None))
+        out.append((scheme + f.path, relative, None, f.size or 0))
     return out
 
 

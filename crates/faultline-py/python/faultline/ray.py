@@ -15,8 +15,10 @@ sweep ``input`` is the path relative to the sweep root, as the CLI's summary nam
 run inside that root.
 
 How it runs: the file list is made on the driver (a local root is walked exactly as
-``faultline scan ROOT`` walks it; a remote prefix is listed with pyarrow); the files are
-scanned by Ray tasks (at most ``workers`` at once, one CPU each) on Ray's reused worker
+``faultline scan ROOT`` walks it; a remote prefix is listed with pyarrow; a root that does not
+exist, or that selects no input, raises ``faultline.InputError`` with the CLI's text); the
+files are cut into blocks of about equal bytes, each scanned by one Ray task (at most
+``workers`` at once, one CPU each) on Ray's reused worker
 processes, each of which loads the database once (the first time a task brings it) and
 streams its files (never read whole into memory; ``.gz``
 and ``.zst`` decoded as they are read). A file that cannot be read is a row carrying its
@@ -67,6 +69,7 @@ def _scan_batch(
     import os
 
     import pyarrow as pa
+    import ray
 
     db = database if database is not None else _arrow._embedded()
     out = []
@@ -88,7 +91,8 @@ def _scan_batch(
             )
         rows = _arrow.rows(report, name)
         if slim:
-            worker = f"{os.getpid()} {_arrow.loads(db)}"
+            task = ray.get_runtime_context().get_task_id()
+            worker = f"{os.getpid()} {_arrow.loads(db)} {task}"
             for i, r in enumerate(rows):
                 r["_report"] = _arrow.slim_json(report, name) if i == 0 else None
                 r["_worker"] = worker if i == 0 else None
@@ -107,13 +111,35 @@ def _error_report(db: Database, name: str, message: str) -> Any:
 
 def _inputs(
     paths: Union[str, Sequence[str]], filesystem: Any, glob: Sequence[str], relative: bool
-) -> List[Tuple[str, str, Optional[str]]]:
+) -> List[Tuple[str, str, Optional[str], int]]:
+    """``(path, name, walk_error, bytes)`` of every input under ``paths``; a root that does
+    not exist, or roots that select no input, raise ``InputError`` with the CLI's text."""
     roots = [paths] if isinstance(paths, str) else list(paths)
     out = []
-    for root in roots:
-        for path, rel, error in _arrow.list_files(root, filesystem=filesystem, glob=glob):
-            out.append((path, rel if relative else path, error))
+    for path, rel, error, size in _arrow.list_sized(roots, filesystem=filesystem, glob=glob):
+        out.append((path, rel if relative else path, error, size))
     return out
+
+
+def _blocks(items: List[Tuple[Any, ...]], workers: int, files_per_batch: int) -> List[List[Any]]:
+    """The inputs cut, in path order, into blocks of about ``total bytes / (4 * workers)``
+    each (a larger file is a block of its own) and at most ``files_per_batch`` files: each
+    block is one Ray task, so every CPU gets work whatever the sizes (one block of all the
+    files left one CPU of two idle). The last field of each item is its size in bytes."""
+    total = sum(it[-1] for it in items)
+    target = max(1, total // (4 * max(1, workers)))
+    blocks: List[List[Any]] = []
+    block: List[Any] = []
+    size = 0
+    for it in items:
+        if block and (size + it[-1] > target or len(block) >= files_per_batch):
+            blocks.append(block)
+            block, size = [], 0
+        block.append(it)
+        size += it[-1]
+    if block:
+        blocks.append(block)
+    return blocks
 
 
 def _dataset(
@@ -136,19 +162,27 @@ def _dataset(
         # warnings show here; tasks load it again once per worker process.
         db = database if database is not None else _arrow._embedded()
         baseline = db.load_baseline(baseline, max_templates=baseline_max_templates)
+    import pyarrow as pa
+
+    if workers is None:
+        workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    batch_size: Optional[int] = files_per_batch
     if isinstance(paths, ray.data.Dataset):
         files = paths.map_batches(_with_names, batch_format="pyarrow")
     else:
-        items = [
-            {"path": p, "input": name, "walk_error": err}
-            for p, name, err in _inputs(paths, filesystem, glob, relative)
+        # One Arrow table per block, one task per block (batch_size None: a block is a batch).
+        tables = [
+            pa.table(
+                {
+                    "path": [it[0] for it in block],
+                    "input": [it[1] for it in block],
+                    "walk_error": pa.array([it[2] for it in block], pa.string()),
+                }
+            )
+            for block in _blocks(_inputs(paths, filesystem, glob, relative), workers, files_per_batch)
         ]
-        if not items:
-            raise FileNotFoundError(f"no input was selected from {paths!r}")
-        blocks = max(1, min(len(items), (len(items) + files_per_batch - 1) // files_per_batch))
-        files = ray.data.from_items(items, override_num_blocks=blocks)
-    if workers is None:
-        workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        files = ray.data.from_arrow(tables)
+        batch_size = None
     return files.map_batches(
         _scan_batch,
         fn_kwargs={
@@ -158,7 +192,7 @@ def _dataset(
             "slim": slim,
             "baseline": baseline,
         },
-        batch_size=files_per_batch,
+        batch_size=batch_size,
         batch_format="pyarrow",
         compute=ray.data.TaskPoolStrategy(size=workers),
         num_cpus=1,
@@ -218,13 +252,17 @@ class Sweep:
     finding, ``input`` relative to the root), ``summary`` (a ``faultline.Summary``: its
     ``signatures`` are the per-signature table, ``str(summary)`` the CLI's text) and
     ``table`` (the per-signature table as a ``pyarrow.Table``); ``database_loads``, worker
-    process id -> times it loaded the database."""
+    process id -> times it loaded the database; ``tasks``, how many Ray tasks scanned."""
 
-    def __init__(self, findings: Any, summary: Summary, database_loads: dict) -> None:
+    def __init__(
+        self, findings: Any, summary: Summary, database_loads: dict, tasks: int = 0
+    ) -> None:
         self.findings = findings
         self.summary = summary
         #: Worker process id -> times it loaded the sweep's database (1: once per worker).
         self.database_loads = database_loads
+        #: How many Ray tasks scanned the inputs (one per block of about equal bytes).
+        self.tasks = tasks
 
     @property
     def table(self) -> Any:
@@ -268,14 +306,16 @@ def sweep(
     ).materialize()
     lines: List[str] = []
     loads: dict = {}
+    tasks = set()
     # Read from the materialized blocks on the driver (no second pass of tasks).
     for batch in ds.iter_batches(batch_format="pyarrow", batch_size=None):
         lines.extend(x for x in batch.column("_report").to_pylist() if x is not None)
         for w in batch.column("_worker").to_pylist():
             if w is not None:
-                pid, n = w.split()
+                pid, n, task = w.split()
                 loads[int(pid)] = max(loads.get(int(pid), 0), int(n))
-    return Sweep(ds.drop_columns(["_report", "_worker"]), _summary(lines), loads)
+                tasks.add(task)
+    return Sweep(ds.drop_columns(["_report", "_worker"]), _summary(lines), loads, len(tasks))
 
 
 __all__ = ["read_findings", "sweep", "Sweep"]
