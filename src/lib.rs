@@ -66,8 +66,8 @@ pub use embedded::{embedded_signature_set, EmbeddedDatabase};
 pub use error::{DbError, Error, Result, Usage};
 /// Signature files: load a directory or sources, the set and its parts.
 pub use faultline_db::{
-    load_dir, load_sources, DbInfo, Located, Role, Severity, Signature, SignatureSet, SourceFile,
-    Span,
+    load_dir, load_sources, Anchor, DbInfo, Located, QuietLevel, Role, Severity, Signature,
+    SignatureSet, SourceFile, Span,
 };
 /// The compiled signature database (from `faultline-db`), and a pattern without its group
 /// names.

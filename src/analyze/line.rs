@@ -1,11 +1,15 @@
 //! The structure of a log line: launcher prefixes (process tags, levels, timestamps, source
 //! locations) stripped from the front, so that ranking and folding see the message itself.
 
+mod anchor;
 mod rules;
 
 use rules::{match_rule, rules_for, Groups, Rule};
 
 use crate::sanitize::display_text;
+use faultline_db::Database;
+
+pub use anchor::own_words;
 
 /// A log level, as far as the prefix tells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -173,9 +177,46 @@ fn process_of(rule: Rule, m: &[u8]) -> Option<String> {
 /// Parses the prefixes of a raw line (without its terminator).
 pub fn parse_line(raw: &[u8]) -> LineInfo {
     let text = display_text(raw);
-    let (mut info, pos) = prefixes(&text, false);
+    let (mut info, pos) = prefixes(&text, false, None);
     info.message = lossy(&text[pos..]);
     info
+}
+
+/// A line as the anchor rule reads it (see `line/anchor.rs`): what a terminal showed of it
+/// and, when a lone carriage return hid part of it, each part it hid, each with its anchor
+/// points.
+pub(super) struct Anchored {
+    /// Per view: its text, where its message starts, and its anchor points.
+    views: Vec<(Vec<u8>, usize, Vec<usize>)>,
+}
+
+impl Anchored {
+    /// Reads `raw` (a line without its terminator).
+    pub(super) fn new(raw: &[u8]) -> Anchored {
+        let mut views = Vec::with_capacity(1);
+        let mut view = |part: &[u8]| {
+            let text = display_text(part).into_owned();
+            let mut bounds = Vec::with_capacity(4);
+            let (_, message) = prefixes(&text, false, Some(&mut bounds));
+            bounds.push(message);
+            let points = anchor::points(&text, &bounds);
+            views.push((text, message, points));
+        };
+        view(raw);
+        if memchr::memchr(b'\r', raw).is_some() {
+            for part in raw.split(|&b| b == b'\r').filter(|p| !p.is_empty()) {
+                view(part);
+            }
+        }
+        Anchored { views }
+    }
+
+    /// Whether signature `sig` of `db` matches from an anchor point of one of the views.
+    pub(super) fn matches(&self, db: &Database, sig: u32) -> bool {
+        self.views
+            .iter()
+            .any(|(text, message, points)| db.matches_from(sig, text, *message, points))
+    }
 }
 
 /// `bytes` as text, invalid UTF-8 replaced (as `String::from_utf8_lossy`), through the
@@ -191,12 +232,17 @@ pub fn lossy(bytes: &[u8]) -> String {
 /// The process tag of a raw line, without building its message: the prefixes are read only
 /// as far as the first one that names a process (later ones cannot change it).
 pub fn process(raw: &[u8]) -> Option<String> {
-    prefixes(&display_text(raw), true).0.process
+    prefixes(&display_text(raw), true, None).0.process
 }
 
 /// Strips the prefixes of a display text: what they said, and where the message starts.
-/// With `process_only`, stops once the process is known.
-fn prefixes(text: &[u8], process_only: bool) -> (LineInfo, usize) {
+/// With `process_only`, stops once the process is known; `bounds` gets the end of each
+/// prefix.
+fn prefixes(
+    text: &[u8],
+    process_only: bool,
+    mut bounds: Option<&mut Vec<usize>>,
+) -> (LineInfo, usize) {
     let mut info = LineInfo::default();
     let mut pos = 0;
     'outer: for round in 0..8 {
@@ -229,6 +275,9 @@ fn prefixes(text: &[u8], process_only: bool) -> (LineInfo, usize) {
                 apply(rule, &groups, prefix, &mut info);
             }
             pos += end;
+            if let Some(b) = bounds.as_deref_mut() {
+                b.push(pos);
+            }
             continue 'outer;
         }
         break;

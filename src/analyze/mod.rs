@@ -35,7 +35,7 @@ use crate::report::{
     Counts, DatabaseRef, Finding, FindingRole, MatchedLine, Report, SCHEMA_VERSION,
 };
 use crate::scan::{Hit, ScanStats};
-use faultline_db::{Database, Marker};
+use faultline_db::{Anchor, Database, LineMatch, Marker, QuietLevel};
 use faultline_db::{Role, Severity};
 
 pub use baseline::{Baseline, BaselineWarning, LoadedBaseline, DEFAULT_BASELINE_MAX_TEMPLATES};
@@ -200,6 +200,71 @@ impl<'db> Analyzer<'db> {
         }
         self.parsed += 1;
         let info = line::parse_line(&hit.text);
+        match self.counted(hit, &info) {
+            None => self.push_parsed(hit, info, ev, winner),
+            Some(signatures) => {
+                // The signatures that do not count are as if they had not matched.
+                let hit = Hit {
+                    matched: LineMatch {
+                        signatures,
+                        markers: hit.matched.markers,
+                    },
+                    ..hit.clone()
+                };
+                let ev = self.evidence_of(&hit.matched.signatures);
+                let winner = self.winner(&hit.matched.signatures);
+                self.push_parsed(&hit, info, ev, winner);
+            }
+        }
+    }
+
+    /// The signatures of a hit line that count, when some do not (`None`: all count). A
+    /// signature anchored at the message (the default) counts only where its match starts at
+    /// an anchor point of the line (see `line/anchor.rs`): text quoted inside another
+    /// message, such as a request's prompt, never chooses the diagnosis. A cause or symptom
+    /// on a line logged at INFO or DEBUG (the level its recognised prefix names) counts only
+    /// when its signature declares that level (`quiet_levels`). Noise is not checked: it makes no failure. The check runs only here,
+    /// on lines the scan matched and the analysis parses.
+    fn counted(&self, hit: &Hit, info: &line::LineInfo) -> Option<Vec<u32>> {
+        let sigs = &hit.matched.signatures;
+        let quiet = match info.level {
+            Some(line::Level::Info) => Some(QuietLevel::Info),
+            Some(line::Level::Debug) => Some(QuietLevel::Debug),
+            _ => None,
+        };
+        let mut anchored: Option<line::Anchored> = None;
+        let mut kept: Option<Vec<u32>> = None;
+        for (k, &s) in sigs.iter().enumerate() {
+            let sig = self.db.signature(s);
+            let failure = matches!(sig.role, Role::Cause | Role::Symptom);
+            let counts = sig.role == Role::Noise
+                || (quiet.is_none_or(|q| !failure || sig.quiet_levels.contains(&q))
+                    && (sig.anchor == Anchor::Anywhere
+                        || anchored
+                            .get_or_insert_with(|| line::Anchored::new(&hit.text))
+                            .matches(self.db, s)
+                        // A line cut at --max-line-bytes whose match lies past the cut: where
+                        // it starts cannot be told, and it counts.
+                        || (hit.text_truncated && !self.db.matches_in(s, &hit.text))));
+            match (&mut kept, counts) {
+                (None, false) => kept = Some(sigs[..k].to_vec()),
+                (Some(kept), true) => kept.push(s),
+                _ => {}
+            }
+        }
+        kept
+    }
+
+    /// [`Analyzer::push`] for a line past its fast paths, parsed as `info`, with its counted
+    /// signatures' evidence `ev` and winner.
+    fn push_parsed(
+        &mut self,
+        hit: &Hit,
+        info: line::LineInfo,
+        ev: LineEvidence,
+        winner: Option<u32>,
+    ) {
+        let evidence = ev.start.is_some() || ev.kind.is_some();
         let process = process_key(info.process.as_deref().unwrap_or(""));
         self.runs.note_process(&hit.text, &process);
         // A start line in the middle of a traceback being printed is log text (another

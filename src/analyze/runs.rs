@@ -56,8 +56,10 @@ fn goes_on(hit: &Hit, info: &LineInfo, sig_role: Option<Role>) -> bool {
         && !matches!(sig_role, Some(Role::Cause | Role::Symptom));
     // A line that reports a failure (`Worker group FAILED. 3/3 attempts left; will restart
     // worker group`) is not going on.
-    let reports_failure = says_failure(&info.message) && !client_error(&info.message);
-    ordinary && !peer_left(&info.message) && !reports_failure
+    // (In the words the software wrote: quoted data, such as a prompt, says nothing.)
+    let own = line::own_words(&info.message);
+    let reports_failure = says_failure(&own) && !client_error(&own);
+    ordinary && !peer_left(&own) && !reports_failure
 }
 
 /// Month of a year-less timestamp (see [`line::LineInfo::timestamp`]).
@@ -423,7 +425,7 @@ impl Runs {
         if !self.pending.contains_key(process) {
             return;
         }
-        let fate = if terminal || reports_death || winds_down(&info.message) {
+        let fate = if terminal || reports_death || winds_down(&line::own_words(&info.message)) {
             Fate::Ended
         } else if goes_on(hit, info, sig_role) {
             Fate::WentOn

@@ -8,7 +8,8 @@
 //! INFO or WARNING level, is no stack line or Python warning, is not a line a signature
 //! already knows, and after which its process logged nothing at INFO or DEBUG level (other
 //! than a shutdown, a failure or a server error; a client's 4xx answered is going on), stands
-//! in for the cause. A heading (`Error Message Summary:`) gives way to the line under it.
+//! in for the cause; a line at ERROR or CRITICAL level goes before any line whose level is
+//! unknown (text a program echoed, such as a request, is unleveled). A heading (`Error Message Summary:`) gives way to the line under it.
 //!
 //! Counterexamples from healthy logs in the corpus: a server answering a bad request logs an
 //! ERROR line and then serves the next ones at INFO (`vllm-healthy-404-model-not-found-requests`,
@@ -185,9 +186,10 @@ pub(super) fn level(info: &LineInfo) -> Option<Level> {
 /// stopping nor about a failure (ollama logs `level=INFO msg="NewLlamaServer failed"`) other
 /// than a client's.
 fn goes_on(level: Option<Level>, info: &LineInfo) -> bool {
+    let own = line::own_words(&info.message);
     matches!(level, Some(Level::Debug | Level::Info))
-        && !winds_down(&info.message)
-        && (!says_failure(&info.message) || client_error(&info.message))
+        && !winds_down(&own)
+        && (!says_failure(&own) || client_error(&own))
 }
 
 /// Whether a line could say why the log failed.
@@ -197,7 +199,7 @@ fn candidate(level: Option<Level>, info: &LineInfo) -> bool {
         && !continuation(&info.message)
         && !python_warning(&info.message)
         && !echoed_command(&info.message)
-        && says_failure(&info.message)
+        && says_failure(&line::own_words(&info.message))
 }
 
 /// A command the shell echoes before it runs it (`set -x`: `+ ctest --output-on-failure`,
@@ -238,6 +240,7 @@ pub(super) fn stand_in(
                 raw,
                 candidate: candidate(level, &info),
                 goes_on: goes_on(level, &info),
+                leveled: level.is_some(),
                 info,
             }
         })
@@ -250,7 +253,11 @@ pub(super) fn stand_in(
                 .iter()
                 .any(|later| later.goes_on && later.info.process == l.info.process)
     };
-    let mut found = (0..parsed.len()).filter(|&i| stands(i));
+    // A line that names its level (ERROR, CRITICAL) goes before one that names none: an
+    // unleveled line may be text a program echoed (a request, a command), never the log
+    // record of a failure.
+    let leveled = (0..parsed.len()).any(|i| parsed[i].leveled && stands(i));
+    let mut found = (0..parsed.len()).filter(|&i| (parsed[i].leveled || !leveled) && stands(i));
     let first = found.next()?;
     // A heading (`Error Message Summary:`, `Shard complete standard error output:`) introduces
     // the failure printed under it: the next line that stands in says it.
@@ -284,6 +291,8 @@ struct TailLine<'a> {
     /// ([`goes_on`]): each read once, not once per earlier line.
     candidate: bool,
     goes_on: bool,
+    /// Whether its level is known (a candidate's is ERROR or CRITICAL).
+    leveled: bool,
 }
 
 #[cfg(test)]

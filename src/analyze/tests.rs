@@ -880,4 +880,5 @@ fn a_known_survivable_cause_of_an_earlier_run_does_not_block_the_last_runs_tail(
     assert_eq!(r.findings[0].run, 2);
 }
 
+mod anchor;
 mod one_line;

@@ -227,6 +227,12 @@ pub enum ArchiveInvalid {
     /// A signature's severity code is unknown.
     #[error("signature {0}: severity code")]
     SeverityCode(usize),
+    /// A signature's anchor code is unknown.
+    #[error("signature {0}: anchor code")]
+    AnchorCode(usize),
+    /// A signature's quiet-level bits are unknown.
+    #[error("signature {0}: quiet-level code")]
+    QuietLevelCode(usize),
     /// A signature lists a pattern that belongs to another owner.
     #[error("signature {signature} lists pattern {pattern}, not its own")]
     ForeignPattern {

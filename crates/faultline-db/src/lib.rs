@@ -43,8 +43,8 @@ pub use error::{
 /// Signature files: load a directory or sources; the set, a signature and its one metadata
 /// type ([`SignatureInfo`]); positions in the files.
 pub use signature::{
-    load_dir, load_sources, location, toml_problem, DbInfo, Located, Role, Severity, Signature,
-    SignatureInfo, SignatureSet, SourceFile, Span,
+    load_dir, load_sources, location, toml_problem, Anchor, DbInfo, Located, QuietLevel, Role,
+    Severity, Signature, SignatureInfo, SignatureSet, SourceFile, Span,
 };
 /// The deterministic serving-log generator (benchmarks, tests, the anchor sample).
 pub use synth::{LogGen, SynthOptions};

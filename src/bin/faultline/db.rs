@@ -265,6 +265,8 @@ mod tests {
             survivable: true,
             remediation: "not listed".into(),
             source: "vendor: f.py".into(),
+            anchor: faultline::Anchor::Message,
+            quiet_levels: Vec::new(),
         };
         assert_eq!(
             signature_json(&info),

@@ -42,11 +42,12 @@ fn log_text_captures_and_process_tags_cannot_drive_the_terminal() {
     let (r, text) = render("x.log", log.as_bytes());
     assert_inert(&text);
     let f = r.root_cause().expect("a cause");
-    // The quoted line, the Fix (a capture inside it) and the process tag, all escaped.
+    // The quoted line, the Fix (a capture inside it, quoted as log text with its shell bytes
+    // escaped) and the process tag, all escaped.
     // Colour/cursor (CSI) sequences are dropped from the quoted line too.
     assert!(text.contains("found for cuda with"), "{text}");
     assert!(
-        text.contains("Fix: Read the per-backend reasons ({\\x1bP$q\"p\\x1b\\"),
+        text.contains("Fix: Read the per-backend reasons («{\\x1bP\\x24q\"p\\x1b\\x5c"),
         "{text}"
     );
     assert!(

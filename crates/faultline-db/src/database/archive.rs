@@ -36,11 +36,11 @@ use super::dfas::{Backing, DfaList, Dfas};
 use super::matcher::{Anchors, CompiledPattern, Confirm, Matcher, Owner, MARKERS};
 use super::{Database, SignatureInfo};
 use crate::error::{ArchiveInvalid, ArchiveProblem, DfaProblem, Error, Limit, Result};
-use crate::signature::{Role, Severity};
+use crate::signature::{Anchor, QuietLevel, Role, Severity};
 
 /// The archive format this faultline reads and writes. Bump it on any change of the payload
 /// types below or of the header (`tests::layout_fingerprint` fails until you do).
-pub const ARCHIVE_FORMAT: u32 = 3;
+pub const ARCHIVE_FORMAT: u32 = 4;
 /// The first bytes of every archive.
 pub const ARCHIVE_MAGIC: [u8; 8] = *b"\x89FLTLN\r\n";
 /// Header bytes before the payload; a multiple of 16 so the payload stays aligned.
@@ -79,6 +79,10 @@ struct SignatureRecord {
     survivable: bool,
     remediation: String,
     source: String,
+    /// 0: the message, 1: anywhere.
+    anchor: u8,
+    /// Bit 0: INFO, bit 1: DEBUG.
+    quiet_levels: u8,
     patterns: Vec<u32>,
 }
 
@@ -134,6 +138,43 @@ fn role_from(c: u8) -> Option<Role> {
         6 => Role::Stopped,
         _ => return None,
     })
+}
+
+fn anchor_code(a: Anchor) -> u8 {
+    match a {
+        Anchor::Message => 0,
+        Anchor::Anywhere => 1,
+    }
+}
+
+fn anchor_from(c: u8) -> Option<Anchor> {
+    Some(match c {
+        0 => Anchor::Message,
+        1 => Anchor::Anywhere,
+        _ => return None,
+    })
+}
+
+fn quiet_code(levels: &[QuietLevel]) -> u8 {
+    levels.iter().fold(0, |bits, l| {
+        bits | match l {
+            QuietLevel::Info => 1,
+            QuietLevel::Debug => 2,
+        }
+    })
+}
+
+fn quiet_from(c: u8) -> Option<Vec<QuietLevel>> {
+    if c > 3 {
+        return None;
+    }
+    Some(
+        [(1, QuietLevel::Info), (2, QuietLevel::Debug)]
+            .into_iter()
+            .filter(|(bit, _)| c & bit != 0)
+            .map(|(_, l)| l)
+            .collect(),
+    )
 }
 
 fn severity_code(s: Severity) -> u8 {
@@ -315,6 +356,8 @@ impl Database {
                     survivable: s.survivable,
                     remediation: s.remediation.clone(),
                     source: s.source.clone(),
+                    anchor: anchor_code(s.anchor),
+                    quiet_levels: quiet_code(&s.quiet_levels),
                     patterns: patterns.clone(),
                 })
                 .collect(),
@@ -530,6 +573,9 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
         let role = role_from(s.role).ok_or_else(|| bad(ArchiveInvalid::RoleCode(si)))?;
         let severity =
             severity_from(s.severity).ok_or_else(|| bad(ArchiveInvalid::SeverityCode(si)))?;
+        let anchor = anchor_from(s.anchor).ok_or_else(|| bad(ArchiveInvalid::AnchorCode(si)))?;
+        let quiet_levels =
+            quiet_from(s.quiet_levels).ok_or_else(|| bad(ArchiveInvalid::QuietLevelCode(si)))?;
         let mut pats = Vec::with_capacity(s.patterns.len());
         for p in s.patterns.iter() {
             let p = p.to_native();
@@ -560,6 +606,8 @@ fn parts(bytes: &[u8], path: &Path) -> Result<Parts> {
             survivable: s.survivable,
             remediation: s.remediation.to_string(),
             source: s.source.to_string(),
+            anchor,
+            quiet_levels,
         });
         signature_patterns.push(pats);
     }

@@ -304,6 +304,47 @@ impl Database {
             })
     }
 
+    /// Whether a pattern of signature `sig` has a match in `text` that starts before
+    /// `prefix_end` (one unanchored search: the leftmost match starts there) or exactly at
+    /// one of `points` (an anchored search from each; what comes before a point still counts
+    /// for `^` and `\b`): where a signature anchored at the message may match (see
+    /// [`crate::Anchor`]). Run only on lines the scan already matched: it builds the
+    /// pattern's full regex at its first use, as [`Database::captures`] does.
+    pub fn matches_from(&self, sig: u32, text: &[u8], prefix_end: usize, points: &[usize]) -> bool {
+        self.signature_patterns[sig as usize].iter().any(|&p| {
+            if self
+                .matcher
+                .patterns
+                .get(p as usize)
+                .is_none_or(|c| c.over_budget.is_some())
+            {
+                return false;
+            }
+            let re = self.capture_regexes[p as usize]
+                .get_or_init(|| build_regex(&self.pattern_sources[p as usize]).ok());
+            let Some(re) = re else { return false };
+            let in_prefix = prefix_end > 0
+                && re
+                    .find(regex_automata::Input::new(text))
+                    .is_some_and(|m| m.start() < prefix_end);
+            in_prefix
+                || points.iter().any(|&at| {
+                    at <= text.len()
+                        && re.is_match(
+                            regex_automata::Input::new(text)
+                                .range(at..)
+                                .anchored(regex_automata::Anchored::Yes),
+                        )
+                })
+        })
+    }
+
+    /// Whether a pattern of signature `sig` matches anywhere in `text` (the full regex, as
+    /// [`Database::matches_from`] runs it).
+    pub fn matches_in(&self, sig: u32, text: &[u8]) -> bool {
+        self.matches_from(sig, text, usize::MAX, &[])
+    }
+
     /// The named captures of signature `sig` on `line` (the first pattern that matches).
     pub fn captures(&self, sig: u32, line: &[u8]) -> Vec<(String, String)> {
         let mut out = Vec::new();

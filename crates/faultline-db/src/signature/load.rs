@@ -7,7 +7,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use super::{
-    DbInfo, Located, Role, Severity, Signature, SignatureInfo, SignatureSet, SourceFile, Span,
+    Anchor, DbInfo, Located, QuietLevel, Role, Severity, Signature, SignatureInfo, SignatureSet,
+    SourceFile, Span,
 };
 use crate::error::{Error, Location, Problem, Result};
 
@@ -44,6 +45,12 @@ struct RawSignature {
     constructed: Vec<String>,
     #[serde(default)]
     healthy_ok: Option<String>,
+    #[serde(default)]
+    anchor: Option<Anchor>,
+    #[serde(default)]
+    anchor_reason: Option<String>,
+    #[serde(default)]
+    quiet_levels: Vec<QuietLevel>,
 }
 
 /// Largest signature file (and `db.toml`) read: a TOML document takes many times its size
@@ -51,7 +58,8 @@ struct RawSignature {
 pub(crate) const MAX_SIGNATURE_FILE_BYTES: u64 = 16 << 20;
 
 /// The fields a signature must have; the others (`tags`, `priority`, `survivable`, required
-/// from format 2 on, `constructed` and `healthy_ok`) are optional. Evidence signatures (format
+/// from format 2 on, `constructed`, `healthy_ok`, `anchor`, `anchor_reason` and
+/// `quiet_levels`) are optional. Evidence signatures (format
 /// 3) need no `severity` nor `remediation` ([`EVIDENCE_OPTIONAL`]).
 pub(crate) const REQUIRED_FIELDS: &[&str] = &[
     "id",
@@ -89,6 +97,9 @@ const FIELDS: &[&str] = &[
     "survivable",
     "constructed",
     "healthy_ok",
+    "anchor",
+    "anchor_reason",
+    "quiet_levels",
 ];
 
 /// A signature file read loosely, so that every signature's missing or unknown fields can be
@@ -440,6 +451,8 @@ fn parse_file(index: usize, file: &SourceFile) -> std::result::Result<Vec<Signat
                     .unwrap_or(r.role.is_evidence() || r.severity != Some(super::Severity::Fatal)),
                 remediation: r.remediation,
                 source: r.source,
+                anchor: r.anchor.unwrap_or_default(),
+                quiet_levels: r.quiet_levels,
             },
             patterns: located(r.patterns),
             examples: located(r.examples),
@@ -447,8 +460,42 @@ fn parse_file(index: usize, file: &SourceFile) -> std::result::Result<Vec<Signat
             survivable_given: r.survivable.is_some(),
             constructed: r.constructed,
             healthy_ok: r.healthy_ok,
+            anchor_given: r.anchor.is_some(),
+            anchor_reason: r.anchor_reason,
         })
         .collect())
+}
+
+/// What is wrong with a signature's `anchor`, `anchor_reason` and `quiet_levels`: each is
+/// format 3; matching anywhere needs a reason, and a reason without it is a mistake; quiet
+/// levels are for the roles that make failures (causes and symptoms).
+fn anchor_problems(sig: &Signature, format: u32) -> Vec<String> {
+    let mut problems = Vec::new();
+    let info = &sig.info;
+    let given = [
+        ("anchor", sig.anchor_given),
+        ("anchor_reason", sig.anchor_reason.is_some()),
+        ("quiet_levels", !info.quiet_levels.is_empty()),
+    ];
+    for (field, set) in given {
+        if set && format < 3 {
+            problems.push(format!("{field} needs a format 3 set"));
+        }
+    }
+    let reason = sig.anchor_reason.as_deref().map(str::trim);
+    match (info.anchor, reason) {
+        (Anchor::Anywhere, None | Some("")) => problems.push(
+            "anchor = \"anywhere\" needs anchor_reason: why the message is printed inside other text (a match anywhere lets quoted log text, such as a request's prompt, choose the diagnosis)".into(),
+        ),
+        (Anchor::Message, Some(_)) => {
+            problems.push("anchor_reason is only for anchor = \"anywhere\"".into())
+        }
+        _ => {}
+    }
+    if !info.quiet_levels.is_empty() && !matches!(info.role, Role::Cause | Role::Symptom) {
+        problems.push("quiet_levels is for causes and symptoms".into());
+    }
+    problems
 }
 
 fn valid_id(id: &str) -> bool {
@@ -518,6 +565,9 @@ pub(crate) fn check_ids(set: &SignatureSet) -> Result<()> {
         }
         if sig.healthy_ok.is_some() && set.info.format < 3 {
             push("healthy_ok needs a format 3 set".into());
+        }
+        for problem in anchor_problems(sig, set.info.format) {
+            push(problem);
         }
         if set.info.format >= 2 && !sig.survivable_given && !evidence {
             push(format!(

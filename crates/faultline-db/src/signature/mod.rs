@@ -87,6 +87,45 @@ impl Severity {
     }
 }
 
+/// Where on a line a signature's match must start for the line to count (format 3).
+///
+/// Logs carry text that outsiders control (request prompts and bodies, printed data
+/// samples): a signature that matched anywhere would let such text choose the diagnosis.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Anchor {
+    /// Where the software prints its message: at a boundary of the line's recognised
+    /// prefix (timestamps, levels, process tags) or in the message's head (its exception
+    /// chain and labels), never inside quoted data (the rule the analysis applies).
+    #[default]
+    Message,
+    /// Anywhere on the line: for messages that real software prints quoted inside another
+    /// (a wrapper quoting the error it caught). Needs `anchor_reason`.
+    Anywhere,
+}
+
+impl Anchor {
+    /// The lowercase name used in files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Anchor::Message => "message",
+            Anchor::Anywhere => "anywhere",
+        }
+    }
+}
+
+/// A log level below WARNING at which a line still makes a cause or symptom through a
+/// signature that declares it (format 3, `quiet_levels`): by default a cause or symptom
+/// signature counts only on lines at WARNING or above, or with no level the prefix names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuietLevel {
+    /// INFO (and glog `I`).
+    Info,
+    /// DEBUG (and glog `D`, TensorRT's verbose `V`).
+    Debug,
+}
+
 /// Where a piece of a signature file starts: the file and a byte span within it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Span {
@@ -134,6 +173,11 @@ pub struct SignatureInfo {
     pub survivable: bool,
     /// What to do about it; may hold `{name}` placeholders filled from captures.
     pub remediation: String,
+    /// Where on a line its match must start (format 3; default [`Anchor::Message`]).
+    pub anchor: Anchor,
+    /// The levels below WARNING at which its lines still count (format 3; default none:
+    /// a cause or symptom logged at INFO or DEBUG is log text, not a failure).
+    pub quiet_levels: Vec<QuietLevel>,
     /// The real software that prints the message (`vendor: path/file.py`).
     pub source: String,
 }
@@ -157,6 +201,11 @@ pub struct Signature {
     /// Why a cause or symptom that is not survivable may match a line of a healthy log (the
     /// precision lint, `db check --corpus`, accepts its matches there); format 3.
     pub healthy_ok: Option<String>,
+    /// Why the signature matches anywhere on a line (`anchor = "anywhere"`, which needs it);
+    /// format 3.
+    pub anchor_reason: Option<String>,
+    /// Whether `anchor` was written in the file.
+    pub anchor_given: bool,
     /// Where the signature's `id` stands.
     pub span: Span,
 }
@@ -178,7 +227,8 @@ pub struct DbInfo {
 
 /// The signature-file format this faultline writes and prefers: format 2 requires
 /// `survivable` on every cause, symptom and noise signature; format 3 adds the evidence roles
-/// (`start`, `progress`, `completed`, `stopped`) and `healthy_ok`.
+/// (`start`, `progress`, `completed`, `stopped`), `healthy_ok`, `anchor`/`anchor_reason` and
+/// `quiet_levels`.
 pub(crate) const FORMAT_VERSION: u32 = 3;
 
 /// Every signature-file format this faultline reads. Format 1 sets load with `survivable`

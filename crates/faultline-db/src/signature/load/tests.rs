@@ -240,3 +240,57 @@ fn format_3_evidence_needs_no_severity_remediation_or_survivable() {
         "{err}"
     );
 }
+
+/// The problems a format `header` set of one signature file `text` has (none: it loads).
+fn problems_of(header: &str, text: &str) -> Vec<String> {
+    match load_sources(vec![file("db.toml", header), file("a.toml", text)]) {
+        Ok(_) => Vec::new(),
+        Err(crate::Error::Signatures { problems }) => {
+            problems.into_iter().map(|p| p.message).collect()
+        }
+        Err(e) => vec![e.to_string()],
+    }
+}
+
+/// `anchor = "anywhere"` needs its reason (and a reason needs `anywhere`); `anchor`,
+/// `anchor_reason` and `quiet_levels` are format 3; quiet levels are for causes and symptoms.
+#[test]
+fn anchor_anywhere_needs_a_reason_and_format_3() {
+    let two = ONE.replace("source = \"s\"", "source = \"s\"\nsurvivable = false");
+    let set = load_sources(vec![file("db.toml", HEADER3), file("a.toml", &two)]).unwrap();
+    assert_eq!(set.signatures[0].info.anchor, crate::Anchor::Message);
+    assert!(set.signatures[0].info.quiet_levels.is_empty());
+    let with = |line: &str| two.replace("source = \"s\"", &format!("source = \"s\"\n{line}"));
+    let needs_reason = "anchor = \"anywhere\" needs anchor_reason: why the message is printed inside other text (a match anywhere lets quoted log text, such as a request's prompt, choose the diagnosis)";
+    for bare in [
+        "anchor = \"anywhere\"",
+        "anchor = \"anywhere\"\nanchor_reason = \" \"",
+    ] {
+        assert_eq!(
+            problems_of(HEADER3, &with(bare)),
+            vec![needs_reason],
+            "{bare}"
+        );
+    }
+    let ok = with(
+        "anchor = \"anywhere\"\nanchor_reason = \"a wrapper quotes it\"\nquiet_levels = [\"info\"]",
+    );
+    let set = load_sources(vec![file("db.toml", HEADER3), file("a.toml", &ok)]).unwrap();
+    let sig = &set.signatures[0];
+    assert_eq!(sig.info.anchor, crate::Anchor::Anywhere);
+    assert_eq!(sig.anchor_reason.as_deref(), Some("a wrapper quotes it"));
+    assert_eq!(sig.info.quiet_levels, vec![crate::QuietLevel::Info]);
+    assert_eq!(
+        problems_of(HEADER2, &ok),
+        ["anchor", "anchor_reason", "quiet_levels"].map(|f| format!("{f} needs a format 3 set"))
+    );
+    assert_eq!(
+        problems_of(HEADER3, &with("anchor_reason = \"why\"")),
+        vec!["anchor_reason is only for anchor = \"anywhere\""]
+    );
+    assert_eq!(problems_of(HEADER3, &with("anchor = \"start\"")).len(), 1);
+    assert_eq!(
+        problems_of(HEADER3, &ok.replace("role = \"cause\"", "role = \"noise\"")),
+        vec!["quiet_levels is for causes and symptoms"]
+    );
+}
