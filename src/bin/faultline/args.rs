@@ -122,6 +122,10 @@ pub struct ScanArgs {
     /// In directories, skip files and directories matching GLOB (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// In directories, scan also the files skipped by name without --glob (.md, .rst, .yaml,
+    /// .yml, .json, .toml, .py, .sh, images, archives other than .gz and .zst).
+    #[arg(long)]
+    pub all_files: bool,
     /// Follow symlinked directories (loops are detected and skipped).
     #[arg(long, short = 'L')]
     pub follow: bool,

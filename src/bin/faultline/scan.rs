@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use faultline::{check_selection, walk, Entry, Error, ScanOptions, Shard, SkipReason};
 use faultline::{render_human_with_hints, sweep, AnalyzeOptions, Bucket, HumanHints};
-use faultline::{Summary, SummaryBuilder, Usage, WalkOptions};
+use faultline::{skipped_by_name_note, Summary, SummaryBuilder, Usage, WalkOptions};
 
 use crate::args::{database, Format, ScanArgs};
 use crate::output::{note, try_out, try_write, EXIT_ERROR};
@@ -66,6 +66,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         globs: args.glob.clone(),
         excludes: args.exclude.clone(),
         follow: args.follow,
+        all_files: args.all_files,
     };
     let opts = ScanOptions {
         threads: args.threads.unwrap_or_else(rayon::current_num_threads),
@@ -80,6 +81,9 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         &opts,
     )?;
     let paths = if args.paths.is_empty() {
+        if io::stdin().is_terminal() {
+            note("faultline: reading standard input (end it with Ctrl-D; name files or directories to scan them)");
+        }
         vec![PathBuf::from("-")]
     } else {
         args.paths.clone()
@@ -114,6 +118,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
             let Some(report) = report else {
                 if let Entry::Skipped { path, reason } = entry {
                     let reason = match reason {
+                        SkipReason::ByName(_) => continue,
                         SkipReason::DirectorySymlink => {
                             "symlink to a directory (not followed without --follow)".to_string()
                         }
@@ -162,6 +167,9 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         refuse_ambiguous(&s)?;
         // The summary covers every input: so does the status, written or not.
         let _ = try_out(&render_summary(&s, args.format));
+    }
+    if let Some(line) = skipped_by_name_note(&entries) {
+        note(&format!("faultline: {line}"));
     }
     if let Some(e) = none_selected {
         note(&format!("faultline: {e}"));
