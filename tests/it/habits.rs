@@ -119,3 +119,41 @@ fn scan_without_a_path_reads_a_piped_stdin_without_a_note() {
         stderr(&o)
     );
 }
+
+#[test]
+fn quiet_prints_nothing_on_stdout_and_keeps_the_exit_status() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    write(d, "oom.log", OOM);
+    write(d, "clean.log", "INFO all good\n");
+    std::fs::write(d.join("bad.log.gz"), b"\x1f\x8b\x08\x00garbage").expect("write");
+    let path = |n: &str| d.join(n).to_str().expect("utf-8").to_string();
+    for (files, code) in [
+        (vec!["oom.log"], 0),
+        (vec!["clean.log"], 1),
+        (vec!["clean.log", "bad.log.gz", "oom.log"], 2),
+    ] {
+        let mut args = vec!["scan".to_string()];
+        args.extend(files.iter().map(|f| path(f)));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let loud = faultline(&args);
+        assert_eq!(loud.status.code(), Some(code), "{}", stderr(&loud));
+        for q in ["-q", "--quiet"] {
+            let mut quiet_args = args.clone();
+            quiet_args.insert(1, q);
+            let o = faultline(&quiet_args);
+            assert_eq!(o.status.code(), Some(code), "{files:?} {q}: {}", stderr(&o));
+            assert!(o.stdout.is_empty(), "{files:?} {q}: {}", stdout(&o));
+            assert_eq!(stderr(&o), stderr(&loud), "{files:?} {q}");
+        }
+    }
+    for extra in [["--summary", ""], ["--format", "json"]] {
+        let mut args = vec!["scan", "-q"];
+        args.extend(extra.iter().filter(|a| !a.is_empty()));
+        let clean = path("clean.log");
+        args.push(&clean);
+        let o = faultline(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
+    }
+}

@@ -135,6 +135,10 @@ pub struct ScanArgs {
     /// Print one summary table of the sweep instead of a report per input.
     #[arg(long)]
     pub summary: bool,
+    /// Print nothing on standard output: the exit status answers. Every input is still
+    /// scanned, errors still go to standard error.
+    #[arg(long, short = 'q', conflicts_with_all = ["summary", "format"])]
+    pub quiet: bool,
 }
 
 #[derive(Args)]

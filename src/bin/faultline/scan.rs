@@ -134,6 +134,9 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                 pb.suspend(|| note(&format!("faultline: {e}")));
             }
             status = status.worst(report.bucket());
+            if args.quiet {
+                continue;
+            }
             let written = match (&mut summary, args.format) {
                 (Some(b), _) => {
                     b.add(&report);
