@@ -157,3 +157,30 @@ fn quiet_prints_nothing_on_stdout_and_keeps_the_exit_status() {
         assert!(stderr(&o).contains("cannot be used with"), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn color_always_marks_the_root_cause_and_fix_never_json_and_never_by_default_into_a_pipe() {
+    let log = "examples/kimi-k2.5-launch.log";
+    let o = faultline(&["scan", "--color", "always", log]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    let root = out
+        .lines()
+        .find(|l| l.contains("ROOT CAUSE"))
+        .expect("a root cause");
+    assert!(root.starts_with("\x1b[1;31mROOT CAUSE: "), "{root:?}");
+    assert!(root.ends_with("\x1b[0m"), "{root:?}");
+    assert!(out.contains("  \x1b[1;32mFix:\x1b[0m "), "{out}");
+    // Without the escapes, the text is the uncoloured report's.
+    let plain = stdout(&faultline(&["scan", "--color", "never", log]));
+    let stripped = out
+        .replace("\x1b[1;31m", "")
+        .replace("\x1b[1;32m", "")
+        .replace("\x1b[0m", "");
+    assert_eq!(stripped, plain);
+    assert!(!plain.contains('\x1b'));
+    // auto into a pipe (these runs): no colour; JSON is never coloured.
+    assert_eq!(stdout(&faultline(&["scan", log])), plain);
+    let json = faultline(&["scan", "--color", "always", "--format", "json", log]);
+    assert!(!stdout(&json).contains('\x1b'), "{}", stdout(&json));
+}

@@ -58,6 +58,17 @@ pub enum Format {
     Csv,
 }
 
+/// When `scan`'s human report is coloured.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ColorWhen {
+    /// When standard output is a terminal and `NO_COLOR` is unset or empty.
+    Auto,
+    /// Always (also into a pipe or a file).
+    Always,
+    /// Never.
+    Never,
+}
+
 /// The output formats of `bench`, `db list` and `db diff`.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum TextOrJson {
@@ -135,6 +146,10 @@ pub struct ScanArgs {
     /// Print one summary table of the sweep instead of a report per input.
     #[arg(long)]
     pub summary: bool,
+    /// Colour the human report (the root cause's title, the Fix labels); JSON and CSV are
+    /// never coloured.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorWhen,
     /// Print nothing on standard output: the exit status answers. Every input is still
     /// scanned, errors still go to standard error.
     #[arg(long, short = 'q', conflicts_with_all = ["summary", "format"])]

@@ -19,6 +19,7 @@ use crate::summary::{refuse_ambiguous, render_summary, warn_repeated};
 const FLAG_HINTS: HumanHints = HumanHints {
     max_findings: "--max-findings",
     all: "--all",
+    color: false,
 };
 
 /// `--max-findings` values above this mean the same (no practical limit) and are clamped to
@@ -101,6 +102,10 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
     // The bucket of the inputs taken so far, together: the exit status.
     let mut status = Bucket::Clean;
     let many = entries.len() > 1;
+    let hints = HumanHints {
+        color: crate::output::use_color(args.color),
+        ..FLAG_HINTS
+    };
     let analyze = AnalyzeOptions {
         all: args.all,
         max_findings: args.max_findings.min(MAX_FINDINGS_CAP),
@@ -146,7 +151,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     if report.error.is_some() && report.findings.is_empty() && report.bytes == 0 {
                         continue;
                     }
-                    let mut text = render_human_with_hints(&report, args.all, FLAG_HINTS);
+                    let mut text = render_human_with_hints(&report, args.all, hints);
                     if many {
                         text.push('\n');
                     }
