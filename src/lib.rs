@@ -89,7 +89,8 @@ pub use report::{
 pub use sanitize::{terminal_safe, terminal_safe_lines};
 /// Inputs, scan options and the scanner; the parallel directory walk of a sweep.
 pub use scan::walk::{
-    check_selection, roots_exist, stdin_named_once, walk, Entry, Shard, SkipReason, WalkOptions,
+    check_selection, not_a_log_by_name, roots_exist, skipped_by_name_note, stdin_named_once, walk,
+    Entry, Shard, SkipReason, WalkOptions,
 };
 pub use scan::{
     open, scan_reader, scan_slice, Hit, Input, InputKind, ScanOptions, ScanStats, CONTEXT_LINES,

@@ -91,9 +91,17 @@ fn occurrences(f: &Finding) -> String {
     }
 }
 
-fn detailed(out: &mut String, label: &str, f: &Finding, runs: u32) {
+/// ANSI bold red, bold green, and back to plain.
+const RED: &str = "\x1b[1;31m";
+const GREEN: &str = "\x1b[1;32m";
+const PLAIN: &str = "\x1b[0m";
+
+/// A finding in full: `title_color` (an ANSI sequence, empty for none) colours its title
+/// line, `color` its `Fix:` label.
+fn detailed(out: &mut String, label: &str, f: &Finding, runs: u32, title_color: &str, color: bool) {
     let id = safe(f.signature.as_deref().unwrap_or("unclassified"));
-    let _ = writeln!(out, "{label}: {}  [{id}]", safe(&f.title));
+    let end = if title_color.is_empty() { "" } else { PLAIN };
+    let _ = writeln!(out, "{title_color}{label}: {}  [{id}]{end}", safe(&f.title));
     let mut at = occurrences(f);
     if runs > 1 {
         at.push_str(&format!(" · run {} of {runs}", f.run));
@@ -111,7 +119,8 @@ fn detailed(out: &mut String, label: &str, f: &Finding, runs: u32) {
     }
     let _ = writeln!(out, "  > {}", shown(&f.text, f.text_truncated));
     if let Some(fix) = &f.remediation {
-        let _ = writeln!(out, "  Fix: {}", safe(fix));
+        let (on, off) = if color { (GREEN, PLAIN) } else { ("", "") };
+        let _ = writeln!(out, "  {on}Fix:{off} {}", safe(fix));
     }
     if let Some(tb) = &f.traceback {
         if tb.len() > 1 {
@@ -153,6 +162,9 @@ pub struct HumanHints {
     pub max_findings: &'static str,
     /// What lists every matched line (lines read "... not shown; ... shows them").
     pub all: &'static str,
+    /// Colour for a terminal (ANSI): the root cause's title line bold red, each `Fix:` label
+    /// bold green. Nothing from the log is ever coloured, so its text stays as shown.
+    pub color: bool,
 }
 
 impl Default for HumanHints {
@@ -160,6 +172,7 @@ impl Default for HumanHints {
         HumanHints {
             max_findings: "the max_findings limit",
             all: "rendering with all",
+            color: false,
         }
     }
 }
@@ -214,7 +227,15 @@ pub fn render_human_with_hints(r: &Report, all: bool, hints: HumanHints) -> Stri
                     first.run, r.runs
                 );
             }
-            detailed(&mut out, "ROOT CAUSE", first, r.runs);
+            let title_color = if hints.color { RED } else { "" };
+            detailed(
+                &mut out,
+                "ROOT CAUSE",
+                first,
+                r.runs,
+                title_color,
+                hints.color,
+            );
             for f in rest {
                 let _ = writeln!(out);
                 let label = format!(
@@ -231,7 +252,7 @@ pub fn render_human_with_hints(r: &Report, all: bool, hints: HumanHints) -> Stri
                         String::new()
                     }
                 );
-                detailed(&mut out, &label, f, r.runs);
+                detailed(&mut out, &label, f, r.runs, "", hints.color);
             }
         }
     }

@@ -79,6 +79,10 @@ pub struct WalkOptions {
     pub excludes: Vec<String>,
     /// Follow symlinked directories (loops are detected and reported, never followed).
     pub follow: bool,
+    /// Scan every file a walk finds. Off (the default) and without `globs`, files that are
+    /// not logs by their name ([`not_a_log_by_name`]) are skipped with
+    /// [`SkipReason::ByName`]; non-empty `globs` choose the files instead.
+    pub all_files: bool,
 }
 
 impl WalkOptions {
@@ -174,6 +178,9 @@ pub enum SkipReason {
     DirectorySymlink,
     /// A FIFO (opening it would block), a socket or a device: what it is.
     Special(&'static str),
+    /// A file whose name says it is not a log (documentation, configuration, source, an
+    /// image, an archive the scan cannot read): its extension, lowercase with the dot.
+    ByName(String),
 }
 
 impl fmt::Display for SkipReason {
@@ -187,8 +194,68 @@ impl fmt::Display for SkipReason {
             }
             SkipReason::DirectorySymlink => f.write_str("symlink to a directory (not followed)"),
             SkipReason::Special(what) => f.write_str(what),
+            SkipReason::ByName(ext) => write!(f, "not a log by its name ({ext})"),
         }
     }
+}
+
+/// Extensions of files a directory walk leaves out by default: documentation, configuration
+/// and source files that sit beside logs (a README, a job's YAML, a launcher script) and
+/// would be reported as logs, images, and archives other than `.gz` and `.zst` (which the
+/// scan decompresses). Every other name is scanned: `.log`, `.out`, `.err`, `.txt`, none.
+const NOT_LOGS: &[&str] = &[
+    "md", "markdown", "rst", "yaml", "yml", "json", "toml", "py", "sh", "png", "jpg", "jpeg",
+    "gif", "bmp", "svg", "webp", "ico", "tif", "tiff", "zip", "tar", "tgz", "bz2", "tbz2", "xz",
+    "txz", "7z", "rar", "lz4", "lzma", "jar", "whl",
+];
+
+/// The extension (lowercase, with its dot) of a file name that [`NOT_LOGS`] leaves out of a
+/// directory walk, or `None` for a name that is scanned.
+///
+/// ```
+/// use faultline::not_a_log_by_name;
+///
+/// assert_eq!(not_a_log_by_name("README.MD").as_deref(), Some(".md"));
+/// assert_eq!(not_a_log_by_name("job.yaml").as_deref(), Some(".yaml"));
+/// for scanned in ["train.log", "slurm-17.out", "rank0.err", "stdout", "a.log.gz", "b.zst"] {
+///     assert_eq!(not_a_log_by_name(scanned), None, "{scanned}");
+/// }
+/// ```
+pub fn not_a_log_by_name(name: &str) -> Option<String> {
+    let (stem, ext) = name.rsplit_once('.')?;
+    if stem.is_empty() {
+        return None;
+    }
+    let ext = ext.to_ascii_lowercase();
+    NOT_LOGS.contains(&ext.as_str()).then(|| format!(".{ext}"))
+}
+
+/// The line `faultline scan` prints on standard error when a walk skipped files by name
+/// (`skipped 12 files by name (.toml 10, .md 2); --all-files scans them`, extensions by count,
+/// most first), or `None` when it skipped none.
+pub fn skipped_by_name_note(entries: &[Entry]) -> Option<String> {
+    let mut counts = std::collections::BTreeMap::<&str, usize>::new();
+    for e in entries {
+        if let Entry::Skipped {
+            reason: SkipReason::ByName(ext),
+            ..
+        } = e
+        {
+            *counts.entry(ext.as_str()).or_default() += 1;
+        }
+    }
+    let total: usize = counts.values().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut by_count: Vec<(&str, usize)> = counts.into_iter().collect();
+    by_count.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let parts: Vec<String> = by_count.iter().map(|(e, n)| format!("{e} {n}")).collect();
+    Some(format!(
+        "skipped {total} file{} by name ({}); --all-files scans them",
+        if total == 1 { "" } else { "s" },
+        parts.join(", ")
+    ))
 }
 
 /// A glob filter: a pattern without `/` matches a file name at any depth, one with `/`
@@ -292,7 +359,8 @@ pub fn walk(paths: &[PathBuf], opts: &WalkOptions) -> Result<Vec<Entry>> {
             });
             continue;
         }
-        walk_dir(root, opts.follow, &globs, &excludes, &mut out);
+        let by_name = globs.empty && !opts.all_files;
+        walk_dir(root, opts.follow, by_name, &globs, &excludes, &mut out);
     }
     scan_once(&mut out);
     Ok(out)
@@ -378,7 +446,14 @@ impl Shard {
     }
 }
 
-fn walk_dir(root: &Path, follow: bool, globs: &Filter, excludes: &Filter, out: &mut Vec<Entry>) {
+fn walk_dir(
+    root: &Path,
+    follow: bool,
+    by_name: bool,
+    globs: &Filter,
+    excludes: &Filter,
+    out: &mut Vec<Entry>,
+) {
     let walker = walkdir::WalkDir::new(root)
         .follow_links(follow)
         .sort_by_file_name()
@@ -425,6 +500,14 @@ fn walk_dir(root: &Path, follow: bool, globs: &Filter, excludes: &Filter, out: &
             }
         }
         if !globs.empty && !globs.matches(&relative) {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy();
+        if let Some(ext) = by_name.then(|| not_a_log_by_name(&name)).flatten() {
+            out.push(Entry::Skipped {
+                path: entry.into_path(),
+                reason: SkipReason::ByName(ext),
+            });
             continue;
         }
         if let Some(source) = dangling {
@@ -573,6 +656,58 @@ mod tests {
         for bad in ["", "1", "0/2", "3/2", "a/b", "1/0"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn skips_files_that_are_not_logs_by_name_unless_told() {
+        let dir = tree();
+        for f in [
+            "README.md",
+            "sub/job.yml",
+            "sub/x.tar.gz",
+            "sub/y.tar",
+            ".md",
+        ] {
+            std::fs::write(dir.path().join(f), "x\n").unwrap();
+        }
+        let root = vec![dir.path().to_path_buf()];
+        let all = walk(&root, &WalkOptions::default()).unwrap();
+        assert_eq!(
+            inputs(&all),
+            [
+                ".md",
+                "a.log.gz",
+                "b.log",
+                "skip/e.log",
+                "sub/c.log",
+                "sub/d.txt",
+                "sub/x.tar.gz"
+            ]
+        );
+        assert_eq!(
+            skipped_by_name_note(&all).as_deref(),
+            Some("skipped 3 files by name (.md 1, .tar 1, .yml 1); --all-files scans them")
+        );
+        let every = WalkOptions {
+            all_files: true,
+            ..WalkOptions::default()
+        };
+        let every = walk(&root, &every).unwrap();
+        assert_eq!(inputs(&every).len(), 10);
+        assert_eq!(skipped_by_name_note(&every), None);
+        let globbed = WalkOptions {
+            globs: vec!["*.md".into()],
+            ..WalkOptions::default()
+        };
+        assert_eq!(
+            inputs(&walk(&root, &globbed).unwrap()),
+            [".md", "README.md"]
+        );
+        let named = vec![dir.path().join("README.md")];
+        assert_eq!(
+            inputs(&walk(&named, &WalkOptions::default()).unwrap()).len(),
+            1
+        );
     }
 
     #[cfg(unix)]

@@ -15,6 +15,7 @@ mod cli;
 mod corpus;
 mod diagnosis;
 mod face;
+mod habits;
 mod hostile;
 mod interleave;
 mod outcomes;

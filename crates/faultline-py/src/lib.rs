@@ -676,7 +676,7 @@ impl PyDatabase {
             let walk_opts = WalkOptions {
                 globs: glob,
                 excludes: exclude,
-                follow: false,
+                ..WalkOptions::default()
             };
             roots_exist(&paths)?;
             let entries = walk(&paths, &walk_opts)?;
@@ -714,7 +714,7 @@ fn walk_inputs(
         let opts = WalkOptions {
             globs: glob,
             excludes: exclude,
-            follow: false,
+            ..WalkOptions::default()
         };
         roots_exist(&paths)?;
         Ok(walk(&paths, &opts)?
@@ -738,6 +738,14 @@ fn walk_inputs(
     .map_err(|e| to_py(py, e))
 }
 
+/// The extension (lowercase, with its dot) when a directory walk without `glob` leaves a file
+/// of this name out as not a log (`faultline scan DIR`'s rule), else `None`: for roots the
+/// Python layer lists itself.
+#[pyfunction]
+fn not_a_log_by_name(name: &str) -> Option<String> {
+    faultline::not_a_log_by_name(name)
+}
+
 /// The message of a sweep of `roots` with these filters that selected no input (the CLI's
 /// `no input was selected from ROOT (--glob ...)`), for roots the Python layer lists itself.
 #[pyfunction]
@@ -746,7 +754,7 @@ fn nothing_selected(roots: Vec<PathBuf>, glob: Vec<String>, exclude: Vec<String>
     let opts = WalkOptions {
         globs: glob,
         excludes: exclude,
-        follow: false,
+        ..WalkOptions::default()
     };
     Error::from(faultline::Usage::NothingSelected(opts.describe(&roots))).to_string()
 }
@@ -827,6 +835,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embedded_identity, m)?)?;
     m.add_function(wrap_pyfunction!(walk_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(nothing_selected, m)?)?;
+    m.add_function(wrap_pyfunction!(not_a_log_by_name, m)?)?;
     m.add_function(wrap_pyfunction!(summary, m)?)?;
     m.add_function(wrap_pyfunction!(render_summary, m)?)?;
     m.add_function(wrap_pyfunction!(bucket, m)?)?;

@@ -58,6 +58,17 @@ pub enum Format {
     Csv,
 }
 
+/// When `scan`'s human report is coloured.
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum ColorWhen {
+    /// When standard output is a terminal and `NO_COLOR` is unset or empty.
+    Auto,
+    /// Always (also into a pipe or a file).
+    Always,
+    /// Never.
+    Never,
+}
+
 /// The output formats of `bench`, `db list` and `db diff`.
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub enum TextOrJson {
@@ -122,6 +133,10 @@ pub struct ScanArgs {
     /// In directories, skip files and directories matching GLOB (repeatable).
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// In directories, scan also the files skipped by name without --glob (.md, .rst, .yaml,
+    /// .yml, .json, .toml, .py, .sh, images, archives other than .gz and .zst).
+    #[arg(long)]
+    pub all_files: bool,
     /// Follow symlinked directories (loops are detected and skipped).
     #[arg(long, short = 'L')]
     pub follow: bool,
@@ -131,6 +146,14 @@ pub struct ScanArgs {
     /// Print one summary table of the sweep instead of a report per input.
     #[arg(long)]
     pub summary: bool,
+    /// Colour the human report (the root cause's title, the Fix labels); JSON and CSV are
+    /// never coloured.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "auto")]
+    pub color: ColorWhen,
+    /// Print nothing on standard output: the exit status answers. Every input is still
+    /// scanned, errors still go to standard error.
+    #[arg(long, short = 'q', conflicts_with_all = ["summary", "format"])]
+    pub quiet: bool,
 }
 
 #[derive(Args)]

@@ -2,7 +2,7 @@
 //! escaped line per message on standard error, an error's message with the command line's
 //! hint, and the exit statuses.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 
 use faultline::{ArchiveRemedy, DbError, Error};
 
@@ -92,4 +92,17 @@ pub fn status(result: Result<u8, Error>) -> u8 {
 /// ([`faultline::Bucket`]'s rule).
 pub fn sweep_status(errored: bool, diagnosed: bool) -> u8 {
     faultline::Bucket::of(errored, diagnosed).exit_status()
+}
+
+/// Whether `scan --color WHEN` colours: `auto` when standard output is a terminal and
+/// `NO_COLOR` is unset or empty (no-color.org).
+pub fn use_color(when: crate::args::ColorWhen) -> bool {
+    use crate::args::ColorWhen;
+    match when {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => {
+            io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
 }

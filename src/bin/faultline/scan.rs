@@ -9,7 +9,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use faultline::{check_selection, walk, Entry, Error, ScanOptions, Shard, SkipReason};
 use faultline::{render_human_with_hints, sweep, AnalyzeOptions, Bucket, HumanHints};
-use faultline::{Summary, SummaryBuilder, Usage, WalkOptions};
+use faultline::{skipped_by_name_note, Summary, SummaryBuilder, Usage, WalkOptions};
 
 use crate::args::{database, Format, ScanArgs};
 use crate::output::{note, try_out, try_write, EXIT_ERROR};
@@ -19,6 +19,7 @@ use crate::summary::{refuse_ambiguous, render_summary, warn_repeated};
 const FLAG_HINTS: HumanHints = HumanHints {
     max_findings: "--max-findings",
     all: "--all",
+    color: false,
 };
 
 /// `--max-findings` values above this mean the same (no practical limit) and are clamped to
@@ -66,6 +67,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         globs: args.glob.clone(),
         excludes: args.exclude.clone(),
         follow: args.follow,
+        all_files: args.all_files,
     };
     let opts = ScanOptions {
         threads: args.threads.unwrap_or_else(rayon::current_num_threads),
@@ -80,6 +82,9 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         &opts,
     )?;
     let paths = if args.paths.is_empty() {
+        if io::stdin().is_terminal() {
+            note("faultline: reading standard input (end it with Ctrl-D; name files or directories to scan them)");
+        }
         vec![PathBuf::from("-")]
     } else {
         args.paths.clone()
@@ -97,6 +102,10 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
     // The bucket of the inputs taken so far, together: the exit status.
     let mut status = Bucket::Clean;
     let many = entries.len() > 1;
+    let hints = HumanHints {
+        color: crate::output::use_color(args.color),
+        ..FLAG_HINTS
+    };
     let analyze = AnalyzeOptions {
         all: args.all,
         max_findings: args.max_findings.min(MAX_FINDINGS_CAP),
@@ -114,6 +123,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
             let Some(report) = report else {
                 if let Entry::Skipped { path, reason } = entry {
                     let reason = match reason {
+                        SkipReason::ByName(_) => continue,
                         SkipReason::DirectorySymlink => {
                             "symlink to a directory (not followed without --follow)".to_string()
                         }
@@ -129,6 +139,9 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                 pb.suspend(|| note(&format!("faultline: {e}")));
             }
             status = status.worst(report.bucket());
+            if args.quiet {
+                continue;
+            }
             let written = match (&mut summary, args.format) {
                 (Some(b), _) => {
                     b.add(&report);
@@ -138,7 +151,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
                     if report.error.is_some() && report.findings.is_empty() && report.bytes == 0 {
                         continue;
                     }
-                    let mut text = render_human_with_hints(&report, args.all, FLAG_HINTS);
+                    let mut text = render_human_with_hints(&report, args.all, hints);
                     if many {
                         text.push('\n');
                     }
@@ -162,6 +175,9 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         refuse_ambiguous(&s)?;
         // The summary covers every input: so does the status, written or not.
         let _ = try_out(&render_summary(&s, args.format));
+    }
+    if let Some(line) = skipped_by_name_note(&entries) {
+        note(&format!("faultline: {line}"));
     }
     if let Some(e) = none_selected {
         note(&format!("faultline: {e}"));

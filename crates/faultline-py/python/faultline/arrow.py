@@ -247,7 +247,9 @@ def list_files(root: str, *, filesystem: Any = None, glob: Iterable[str] = ()) -
     """The files under ``root`` (a directory, a prefix, or one file), sorted by path, as
     ``(path, relative, error)``: ``relative`` is the path below ``root``. A local root is
     walked by the library exactly as ``faultline scan ROOT`` walks it; a remote one with
-    pyarrow (every object under the prefix). ``glob`` filters file names as ``--glob``.
+    pyarrow (every object under the prefix, less those ``faultline scan`` skips by name:
+    ``.md``, ``.yaml``, ``.toml``, ... when no ``glob`` is given). ``glob`` filters file names
+    as ``--glob``.
 
     A root that does not exist raises ``InputError`` (``ROOT: No such file or directory``, the
     CLI's line for a local root), and so does a root that selects no input (``no input was
@@ -290,6 +292,8 @@ def _list_root(root: str, filesystem: Any, glob: List[str]) -> List[Tuple[str, s
 
     import pyarrow.fs as pafs
 
+    from . import _native
+
     fs, inner = _resolve(root, filesystem)
     scheme = root.split("://", 1)[0] + "://" if "://" in root else ""
     info = fs.get_file_info(inner)
@@ -306,7 +310,10 @@ def _list_root(root: str, filesystem: Any, glob: List[str]) -> List[Tuple[str, s
         if f.type != pafs.FileType.File:
             continue
         relative = f.path[len(prefix) + 1 :] if f.path.startswith(prefix + "/") else f.path
-        if glob and not any(fnmatch.fnmatchcase(relative.rsplit("/", 1)[-1], g) for g in glob):
+        name = relative.rsplit("/", 1)[-1]
+        if glob and not any(fnmatch.fnmatchcase(name, g) for g in glob):
+            continue
+        if not glob and _native.not_a_log_by_name(name) is not None:
             continue
         out.append((scheme + f.path, relative, None, f.size or 0))
     return out
