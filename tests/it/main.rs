@@ -17,6 +17,7 @@ mod diagnosis;
 mod face;
 mod hostile;
 mod interleave;
+mod job;
 mod outcomes;
 mod properties;
 mod signatures;

@@ -139,7 +139,7 @@ fn analyze_options(all: bool, max_findings: i64) -> PyResult<AnalyzeOptions> {
     Ok(AnalyzeOptions {
         all,
         max_findings,
-        baseline: None,
+        ..AnalyzeOptions::default()
     })
 }
 
