@@ -166,9 +166,9 @@ fn exactness(from: Option<TimeFrom>) -> u8 {
 /// (`--baseline`), then the ones that do not wait on a peer before the ones that do; inside
 /// each, timed ones by time, those within `skew_ms` of the first of a group being
 /// simultaneous (ordered by tier, how exact their time is, input, then place in their
-/// input's ranking), then the
+/// input's ranking; inside `one_input`, by its own ranking alone, which knows more), then the
 /// untimed ones by input and place.
-pub(super) fn order(failures: &[Failure], skew_ms: i64) -> Vec<usize> {
+pub(super) fn order(failures: &[Failure], skew_ms: i64, one_input: bool) -> Vec<usize> {
     let mut out = Vec::with_capacity(failures.len());
     for in_baseline in [false, true] {
         for waits in [false, true] {
@@ -192,7 +192,11 @@ pub(super) fn order(failures: &[Failure], skew_ms: i64) -> Vec<usize> {
                 let group = &mut timed[start..end];
                 group.sort_by_key(|&i| {
                     let f = &failures[i];
-                    (f.tier, exactness(f.stamp.from), f.member, f.index)
+                    if one_input {
+                        (0, 0, f.member, f.index)
+                    } else {
+                        (f.tier, exactness(f.stamp.from), f.member, f.index)
+                    }
                 });
                 out.extend_from_slice(group);
                 start = end;
@@ -279,7 +283,8 @@ pub(super) fn stamp_of(own: Option<i64>, own_text: Option<&str>, before: Option<
 }
 
 /// Inside one log whose lines name several ranks or nodes: puts the failures of the first
-/// finding's run in [`order`], renumbers them, and says which rank or node failed first.
+/// finding's run in [`order`] (one printed before any timestamp of the log counts as the
+/// earliest), renumbers them, and says which rank or node failed first.
 /// `stamps` are the findings' times. Returns the `first_failure` and, when the order
 /// changed, each old rank's new rank (by old rank − 1).
 pub(super) fn within_log(
@@ -297,18 +302,16 @@ pub(super) fn within_log(
         .iter()
         .take_while(|f| f.is_failure() && f.run == run)
         .count();
+    // A failure with no timestamp at or before it in the log came before every timed line:
+    // the log's own order times it first.
     let failures: Vec<Failure> = (0..k)
         .map(|i| {
-            Failure::new(
-                db,
-                0,
-                i,
-                &findings[i],
-                stamps.get(i).cloned().unwrap_or_default(),
-            )
+            let mut stamp = stamps.get(i).cloned().unwrap_or_default();
+            stamp.ms = stamp.ms.or(Some(i64::MIN));
+            Failure::new(db, 0, i, &findings[i], stamp)
         })
         .collect();
-    let ord = order(&failures, skew_ms);
+    let ord = order(&failures, skew_ms, true);
     let root = &failures[ord[0]];
     let root_process = findings[root.index].processes.first().map(String::as_str);
     let waiting = findings.iter().filter(|f| waits(db, f)).map(|f| (0, f));
@@ -365,7 +368,7 @@ mod tests {
             failure(2, 0, false, Some(5_000)),
             failure(3, 0, false, None),
         ];
-        assert_eq!(order(&fs, 2_000), [2, 1, 3, 0]);
+        assert_eq!(order(&fs, 2_000, false), [2, 1, 3, 0]);
     }
 
     #[test]
@@ -375,8 +378,8 @@ mod tests {
             failure(1, 0, false, Some(10_000)),
             failure(0, 0, false, Some(11_500)),
         ];
-        assert_eq!(order(&fs, 2_000), [1, 0]);
-        assert_eq!(order(&fs, 1_000), [0, 1]);
+        assert_eq!(order(&fs, 2_000, false), [1, 0]);
+        assert_eq!(order(&fs, 1_000, false), [0, 1]);
     }
 
     #[test]

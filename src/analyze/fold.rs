@@ -299,6 +299,11 @@ impl<'db> FoldStore<'db> {
         self.process_stamps.insert(p.clone(), t);
     }
 
+    /// The last timestamp of a line read so far (packed as [`LineInfo::timestamp`]).
+    pub(super) fn last_stamp(&self) -> Option<i64> {
+        self.last_stamp
+    }
+
     /// Whether a good run printed a line with this message's template.
     pub(super) fn knows(&self, message: &str) -> bool {
         self.baseline.as_ref().is_some_and(|b| b.knows(message))

@@ -75,7 +75,7 @@ pub fn analyze_job(
     let roots = path_nodes(&members);
     let skew = i64::try_from(opts.clock_skew.as_millis()).unwrap_or(i64::MAX);
     let failures = failures_of(db, &members);
-    let ord = first::order(&failures, skew);
+    let ord = first::order(&failures, skew, false);
     let mut report = Analyzer::new(db, opts.clone()).finish(name, &ScanStats::default(), None);
     let ff = ord.first().map(|&r| {
         let root = &failures[r];

@@ -641,7 +641,12 @@ impl<'db> Analyzer<'db> {
         let mut stamps = vec![Stamp::default(); findings.len()];
         for (g, &r) in self.fold.groups.iter().zip(&rank_of) {
             if let Some(slot) = r.checked_sub(1).and_then(|r| stamps.get_mut(r)) {
-                *slot = first::stamp_of(g.timestamp, g.timestamp_text.as_deref(), g.before);
+                // A traceback cut by the end of the input is as late as the input's last time.
+                let before = match g.source {
+                    fold::Source::CutTraceback => self.fold.last_stamp(),
+                    _ => g.before,
+                };
+                *slot = first::stamp_of(g.timestamp, g.timestamp_text.as_deref(), before);
             }
         }
         let skew = i64::try_from(self.opts.clock_skew.as_millis()).unwrap_or(i64::MAX);

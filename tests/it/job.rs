@@ -416,6 +416,21 @@ fn inside_one_log_rank_prefixes_name_the_first_failure() {
     );
 }
 
+/// In one log, a failure printed before any timestamp happened before every timed line.
+#[test]
+fn inside_one_log_a_failure_before_the_first_timestamp_comes_first() {
+    let log = format!(
+        "{}{}",
+        untimed(1, VALUE_ERROR),
+        raises(0, "12:00:09.000000", OOM)
+    );
+    let r = report("ranks.log", &log);
+    let ff = r.first_failure.expect("two ranks");
+    assert_eq!(ff.process.as_deref(), Some("rank1"), "{:#?}", r.findings);
+    assert_eq!(ff.timestamp, None);
+    assert_eq!(r.findings[0].line, 4);
+}
+
 fn report(name: &str, log: &str) -> Report {
     faultline::analyze_input(
         Database::embedded(),
