@@ -100,6 +100,17 @@ pub(super) fn node_of_tag(tag: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The global rank a line names after torchrun's `--tee` prefix: `[default1]:[rank3]: ...`
+/// is local rank 1 relaying global rank 3's line (`rank3`); none for another tag.
+fn global_rank(tag: &str, text: &str) -> Option<String> {
+    tag.strip_prefix("default")
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))?;
+    let after = &text[text.find("[rank")? + 5..];
+    let digits = &after[..after.find(']')?];
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| format!("rank{digits}"))
+}
+
 /// Whether the findings' process tags name several ranks or nodes.
 pub(super) fn spans_ranks(findings: &[Finding]) -> bool {
     let mut units = HashSet::new();
@@ -208,9 +219,10 @@ pub(super) fn order(failures: &[Failure], skew_ms: i64, one_input: bool) -> Vec<
     out
 }
 
-/// The ranks or nodes (an input with the process tag of a line, or an input alone) that
-/// printed a finding that waits on a peer (a failure or a symptom: a timeout, a closed
-/// connection), other than `root`'s: `waiting` gives each such finding with its input.
+/// The ranks or nodes (an input with the process tag of a line, or an input whose lines
+/// carry none) that printed a finding that waits on a peer (a failure or a symptom: a
+/// timeout, a closed connection), other than `root`'s: `waiting` gives each such finding
+/// with its input.
 pub(super) fn others_waiting<'a>(
     waiting: impl Iterator<Item = (usize, &'a Finding)>,
     root_member: usize,
@@ -228,6 +240,14 @@ pub(super) fn others_waiting<'a>(
         }
         unlisted += f.process_count.saturating_sub(f.processes.len() as u64);
     }
+    // In an input whose ranks tag their lines, an untagged line is the launcher's (torch
+    // elastic's agent reporting a worker), not one more rank.
+    let tagged: HashSet<usize> = units
+        .iter()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|&(m, _)| m)
+        .collect();
+    units.retain(|&(m, p)| !p.is_empty() || !tagged.contains(&m));
     units.remove(&(root_member, root_process.unwrap_or("")));
     units.len() as u64 + unlisted
 }
@@ -241,7 +261,10 @@ pub(super) fn first_failure(
     path_node: Option<&str>,
     others_waiting: u64,
 ) -> FirstFailure {
-    let process = root.processes.first().cloned();
+    let process = root
+        .processes
+        .first()
+        .map(|p| global_rank(p, &root.text).unwrap_or_else(|| p.clone()));
     let node = process
         .as_deref()
         .and_then(node_of_tag)
@@ -415,5 +438,13 @@ mod tests {
         );
         assert_eq!(node_of_tag("task 3").as_deref(), Some("task 3"));
         assert_eq!(node_of_tag("rank3"), None);
+    }
+
+    #[test]
+    fn a_relayed_line_names_its_global_rank() {
+        let text = "[default1]:[rank3]: RuntimeError: bad batch";
+        assert_eq!(global_rank("default1", text).as_deref(), Some("rank3"));
+        assert_eq!(global_rank("default1", "[default1]: RuntimeError"), None);
+        assert_eq!(global_rank("rank3", text), None);
     }
 }

@@ -104,7 +104,11 @@ pub fn analyze_job(
     let spans = members.len() > 1 || first::spans_ranks(&findings);
     let ff = ff.filter(|_| spans);
     if let (Some(ff), Some(f)) = (&ff, findings.first_mut()) {
-        f.why = format!("{}; {}", first::why_first(ff), f.why);
+        // An input whose own lines span ranks already says it of its first failure.
+        let why = first::why_first(ff);
+        if !f.why.starts_with(&why) {
+            f.why = format!("{why}; {}", f.why);
+        }
     }
     let omitted = bound(&mut findings, opts.max_findings);
     sum_into(&mut report, &members);

@@ -149,7 +149,13 @@ fn first_failure(ff: &FirstFailure) -> String {
         Some(k) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => format!("rank {k}"),
         _ => p.to_string(),
     };
-    let who = match (&ff.process, &ff.node) {
+    // A node that is a bare number is a directory per local rank (torchrun's `--log-dir`),
+    // not a host: it adds nothing to the rank.
+    let host = ff
+        .node
+        .as_ref()
+        .filter(|n| !n.bytes().all(|b| b.is_ascii_digit()));
+    let who = match (&ff.process, host) {
         (Some(p), Some(node)) if node != p => format!("{} on {node}", pretty(p)),
         (Some(p), _) => pretty(p),
         (None, Some(node)) => node.clone(),

@@ -431,6 +431,31 @@ fn inside_one_log_a_failure_before_the_first_timestamp_comes_first() {
     assert_eq!(r.findings[0].line, 4);
 }
 
+/// A torchrun console with `--tee`: each rank's lines relayed as `[defaultN]:[rankM]:`, and
+/// the agent's own untagged report of the worker that failed.
+#[test]
+fn a_console_names_the_global_rank_and_counts_ranks_not_the_agent() {
+    let mut log = String::new();
+    for line in times_out(0, "12:10:03.000000").lines() {
+        log.push_str(&format!("[default0]:{line}\n"));
+    }
+    for line in raises(1, "12:00:03.000000", VALUE_ERROR).lines() {
+        log.push_str(&format!("[default1]:{line}\n"));
+    }
+    log.push_str("E1207 12:10:09.000000 80740 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) local_rank: 1 (pid: 80746) of binary: /usr/bin/python3\n");
+    let r = report("console.log", &log);
+    let ff = r.first_failure.expect("two ranks");
+    assert_eq!(ff.process.as_deref(), Some("rank1"), "{:#?}", r.findings);
+    assert_eq!(ff.others_waiting, 1, "rank 0; the agent's line is no rank");
+    // As one input of a job, its first failure says once why it is first.
+    let job = job(vec![Ok(Input::from_bytes(
+        Path::new("job/console.log"),
+        log.into_bytes(),
+    ))]);
+    let why = &job.findings[0].why;
+    assert_eq!(why.matches("does not wait on a peer").count(), 1, "{why}");
+}
+
 fn report(name: &str, log: &str) -> Report {
     faultline::analyze_input(
         Database::embedded(),
