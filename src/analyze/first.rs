@@ -137,6 +137,11 @@ pub(super) struct Failure {
     /// among simultaneous failures the surer comes first.
     pub(super) tier: u8,
     pub(super) stamp: Stamp,
+    /// Its signature and masked message (see [`super::line::fold_key`]): the same failure
+    /// printed in two inputs has the same key.
+    pub(super) key: (Option<String>, String),
+    /// Whether its line carries a process tag.
+    pub(super) tagged: bool,
 }
 
 impl Failure {
@@ -159,7 +164,22 @@ impl Failure {
                 _ => 2,
             },
             stamp,
+            key: (
+                f.signature.clone(),
+                super::line::fold_key(&super::line::parse_line(f.text.as_bytes()).message),
+            ),
+            tagged: !f.processes.is_empty(),
         }
+    }
+
+    /// Whether this failure's line is a copy another program relayed (a Ray driver's `(name
+    /// pid=N)` line, a launcher console's `[rankN]:` line) of `others`' untagged line in
+    /// another input: the same failure, printed first where it happened.
+    fn relays(&self, others: &[&Failure]) -> bool {
+        self.tagged
+            && others
+                .iter()
+                .any(|o| !o.tagged && o.member != self.member && o.key == self.key)
     }
 }
 
@@ -176,8 +196,9 @@ fn exactness(from: Option<TimeFrom>) -> u8 {
 /// The order of `failures` (indices into it): new before those the good run printed too
 /// (`--baseline`), then the ones that do not wait on a peer before the ones that do; inside
 /// each, timed ones by time, those within `skew_ms` of the first of a group being
-/// simultaneous (ordered by tier, how exact their time is, input, then place in their
-/// input's ranking; inside `one_input`, by its own ranking alone, which knows more), then the
+/// simultaneous (ordered by tier, how exact their time is, the origin of a failure before
+/// a copy another input relays, then time, input and place in their input's ranking; inside
+/// `one_input`, by its own ranking alone, which knows more), then the
 /// untimed ones by input and place.
 pub(super) fn order(failures: &[Failure], skew_ms: i64, one_input: bool) -> Vec<usize> {
     let mut out = Vec::with_capacity(failures.len());
@@ -201,12 +222,22 @@ pub(super) fn order(failures: &[Failure], skew_ms: i64, one_input: bool) -> Vec<
                         })
                         .count();
                 let group = &mut timed[start..end];
+                let members: Vec<&Failure> = group.iter().map(|&i| &failures[i]).collect();
                 group.sort_by_key(|&i| {
                     let f = &failures[i];
                     if one_input {
-                        (0, 0, f.member, f.index)
+                        (0, 0, false, 0, f.member, f.index)
                     } else {
-                        (f.tier, exactness(f.stamp.from), f.member, f.index)
+                        let relayed = f.relays(&members);
+                        let ms = f.stamp.ms.unwrap_or(0);
+                        (
+                            f.tier,
+                            exactness(f.stamp.from),
+                            relayed,
+                            ms,
+                            f.member,
+                            f.index,
+                        )
                     }
                 });
                 out.extend_from_slice(group);
@@ -380,6 +411,8 @@ mod tests {
                 text: None,
                 from: ms.map(|_| TimeFrom::Line),
             },
+            key: (None, format!("failure {member}")),
+            tagged: false,
         }
     }
 
@@ -396,13 +429,38 @@ mod tests {
 
     #[test]
     fn failures_within_the_skew_are_simultaneous() {
-        // Input 1's clock is 1.5 s ahead: within 2 s, the path decides.
+        // Input 1 printed 1.5 s earlier by the clocks; input 0's is a known cause: within
+        // 2 s the surer failure leads, beyond 1 s of skew the earlier.
+        let mut cause = failure(0, 0, false, Some(11_500));
+        cause.tier = 0;
+        let mut unknown = failure(1, 0, false, Some(10_000));
+        unknown.tier = 1;
+        let fs = [cause, unknown];
+        assert_eq!(order(&fs, 2_000, false), [0, 1]);
+        assert_eq!(order(&fs, 1_000, false), [1, 0]);
+        // Among equals the earlier still leads, whatever the path.
         let fs = [
-            failure(1, 0, false, Some(10_000)),
             failure(0, 0, false, Some(11_500)),
+            failure(1, 0, false, Some(10_000)),
         ];
         assert_eq!(order(&fs, 2_000, false), [1, 0]);
-        assert_eq!(order(&fs, 1_000, false), [0, 1]);
+    }
+
+    #[test]
+    fn the_origin_of_a_failure_comes_before_a_relayed_copy() {
+        // Input 0 (a driver) relays input 1's (a worker's) line with a process tag.
+        let mut relay = failure(0, 0, false, Some(10_000));
+        relay.tagged = true;
+        relay.key = (Some("system.signal.segfault".into()), "Fatal".into());
+        let mut origin = failure(1, 0, false, Some(10_000));
+        origin.key = relay.key.clone();
+        assert_eq!(
+            order(&[relay.clone(), origin.clone()], 2_000, false),
+            [1, 0]
+        );
+        // Another failure's tagged line is no relay of it.
+        origin.key.1 = "other".into();
+        assert_eq!(order(&[relay, origin], 2_000, false), [0, 1]);
     }
 
     #[test]
