@@ -54,6 +54,9 @@ pub mod tools;
 pub use analyze::line::{fold_key, parse_line, LineInfo};
 /// Analysis: from an input to a ranked [`Report`].
 pub use analyze::{analyze_input, analyze_path, AnalyzeOptions, Analyzer, DEFAULT_MAX_FINDINGS};
+/// The job view (`--job`): many inputs of one distributed job as one report, its root cause
+/// the first failure in time that does not wait on a peer.
+pub use analyze::{analyze_job, DEFAULT_CLOCK_SKEW, WAITS_ON_PEER};
 /// Good runs of the same job (`--baseline`): their line templates, and the template function.
 pub use analyze::{
     line_template, template_hash, Baseline, BaselineWarning, LoadedBaseline,
@@ -82,8 +85,8 @@ pub use faultline_db::{LogGen, SynthOptions};
 /// The report of one input and its parts (the JSON contract), and its human rendering.
 pub use report::{
     raw_path, render_human, render_human_with_hints, BaselineInfo, Bucket, Counts, DatabaseRef,
-    Finding, FindingRole, HumanHints, MatchedLine, Report, RunOutcome, RunState,
-    MAX_PROCESSES_LISTED, SCHEMA_VERSION,
+    Finding, FindingRole, FirstFailure, HumanHints, JobInput, MatchedLine, Report, RunOutcome,
+    RunState, TimeFrom, MAX_PROCESSES_LISTED, SCHEMA_VERSION,
 };
 /// Text made safe for a terminal (control characters escaped).
 pub use sanitize::{terminal_safe, terminal_safe_lines};

@@ -38,6 +38,9 @@ fn key_prefix(message: &str) -> &str {
     &message[..end]
 }
 
+/// Process tags whose last timestamp is kept (see [`FoldStore::stamp`]).
+const PROCESS_STAMPS: usize = 4096;
+
 /// Marks a matched line that folded into no finding.
 pub(super) const NO_FINDING: usize = usize::MAX;
 
@@ -165,6 +168,9 @@ pub(super) struct Group {
     pub(super) process_set: Distinct,
     pub(super) timestamp: Option<i64>,
     pub(super) timestamp_text: Option<String>,
+    /// The last timestamp the analysis read before the first line, when that line has none
+    /// (packed as [`LineInfo::timestamp`]): the failure's time across ranks and nodes.
+    pub(super) before: Option<i64>,
     pub(super) captures: Vec<(String, String)>,
     pub(super) traceback: Option<Vec<String>>,
     /// The position of the first occurrence in its exception chain (0 = innermost).
@@ -256,6 +262,11 @@ pub(super) struct FoldStore<'db> {
     pub(super) omitted: u64,
     /// Good runs' line templates (`--baseline`).
     baseline: Option<Arc<Baseline>>,
+    /// The last timestamp of a line read so far (packed as [`LineInfo::timestamp`]), and per
+    /// process tag: a new group whose line has none keeps its process's (else the last
+    /// line's) as its `before`.
+    last_stamp: Option<i64>,
+    process_stamps: HashMap<String, i64>,
 }
 
 impl<'db> FoldStore<'db> {
@@ -267,7 +278,30 @@ impl<'db> FoldStore<'db> {
             noise_group: vec![None; db.signatures().len()],
             omitted: 0,
             baseline,
+            last_stamp: None,
+            process_stamps: HashMap::new(),
         }
+    }
+
+    /// Notes the timestamp of a line read (see `last_stamp`). The per-process map is bounded:
+    /// past [`PROCESS_STAMPS`] tags it starts afresh.
+    pub(super) fn stamp(&mut self, info: &LineInfo) {
+        let Some(t) = info.timestamp else { return };
+        self.last_stamp = Some(t);
+        let Some(p) = &info.process else { return };
+        if let Some(slot) = self.process_stamps.get_mut(p) {
+            *slot = t;
+            return;
+        }
+        if self.process_stamps.len() >= PROCESS_STAMPS {
+            self.process_stamps.clear();
+        }
+        self.process_stamps.insert(p.clone(), t);
+    }
+
+    /// The last timestamp of a line read so far (packed as [`LineInfo::timestamp`]).
+    pub(super) fn last_stamp(&self) -> Option<i64> {
+        self.last_stamp
     }
 
     /// Whether a good run printed a line with this message's template.
@@ -347,6 +381,14 @@ impl<'db> FoldStore<'db> {
             process_set,
             timestamp: info.timestamp,
             timestamp_text: info.timestamp_text.clone(),
+            before: match info.timestamp {
+                Some(_) => None,
+                None => info
+                    .process
+                    .as_ref()
+                    .and_then(|p| self.process_stamps.get(p).copied())
+                    .or(self.last_stamp),
+            },
             captures,
             traceback,
             chain_pos,

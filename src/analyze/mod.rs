@@ -20,7 +20,9 @@
 
 mod baseline;
 mod evidence;
+mod first;
 mod fold;
+mod job;
 pub mod line;
 mod rank;
 mod retry;
@@ -32,14 +34,17 @@ mod traceback;
 mod words;
 
 use crate::report::{
-    Counts, DatabaseRef, Finding, FindingRole, MatchedLine, Report, SCHEMA_VERSION,
+    Counts, DatabaseRef, Finding, FindingRole, FirstFailure, MatchedLine, Report, SCHEMA_VERSION,
 };
 use crate::scan::{Hit, ScanStats};
 use faultline_db::{Anchor, Database, LineMatch, Marker, QuietLevel};
 use faultline_db::{Role, Severity};
 
 pub use baseline::{Baseline, BaselineWarning, LoadedBaseline, DEFAULT_BASELINE_MAX_TEMPLATES};
+use first::Stamp;
+pub use first::WAITS_ON_PEER;
 use fold::{role_of, Distinct, FoldStore, Seen, Source, Survived, NO_FINDING};
+pub use job::{analyze_job, DEFAULT_CLOCK_SKEW};
 use line::process_key;
 use retry::RetryLoops;
 use runs::Runs;
@@ -61,6 +66,9 @@ pub struct AnalyzeOptions {
     /// Good runs of the same job: findings whose first line they printed too are
     /// `in_baseline` and rank after the new ones of their kind.
     pub baseline: Option<std::sync::Arc<Baseline>>,
+    /// Failures of different ranks or nodes this close in time are simultaneous (clocks
+    /// differ by this much): see [`analyze_job`].
+    pub clock_skew: std::time::Duration,
 }
 
 impl Default for AnalyzeOptions {
@@ -69,6 +77,7 @@ impl Default for AnalyzeOptions {
             all: false,
             max_findings: DEFAULT_MAX_FINDINGS,
             baseline: None,
+            clock_skew: DEFAULT_CLOCK_SKEW,
         }
     }
 }
@@ -198,8 +207,7 @@ impl<'db> Analyzer<'db> {
                 }
             }
         }
-        self.parsed += 1;
-        let info = line::parse_line(&hit.text);
+        let info = self.parse(hit);
         match self.counted(hit, &info) {
             None => self.push_parsed(hit, info, ev, winner),
             Some(signatures) => {
@@ -350,6 +358,15 @@ impl<'db> Analyzer<'db> {
             Some(w) => self.push_matched(w, &line),
             None => self.push_unknown(&line),
         }
+    }
+
+    /// Parses a hit line past the fast paths, and notes its timestamp (a later failure's
+    /// time when its own line prints none).
+    fn parse(&mut self, hit: &Hit) -> line::LineInfo {
+        self.parsed += 1;
+        let info = line::parse_line(&hit.text);
+        self.fold.stamp(&info);
+        info
     }
 
     /// A repeat of a known noise line `w` (group `g`): only its process and position change.
@@ -555,7 +572,17 @@ impl<'db> Analyzer<'db> {
     }
 
     /// Ranks the findings and builds the report.
-    pub fn finish(mut self, input: &str, stats: &ScanStats, error: Option<String>) -> Report {
+    pub fn finish(self, input: &str, stats: &ScanStats, error: Option<String>) -> Report {
+        self.finish_timed(input, stats, error).0
+    }
+
+    /// [`Analyzer::finish`], with each finding's time (see `first.rs`).
+    fn finish_timed(
+        mut self,
+        input: &str,
+        stats: &ScanStats,
+        error: Option<String>,
+    ) -> (Report, Vec<Stamp>) {
         // Tracebacks still open: their processes never closed them. The input ended inside
         // one when its last line is among the input's last lines (else the log went on
         // without it: its process was killed or left it).
@@ -610,6 +637,8 @@ impl<'db> Analyzer<'db> {
             self.opts.baseline.is_some(),
         );
         self.fold.omitted += omitted;
+        let (findings, rank_of, first_failure, stamps) =
+            self.first_failure(findings, rank_of, input);
         self.counts.noise_processes = self.noise_processes.count();
         let matches = self.opts.all.then(|| {
             self.matches
@@ -637,10 +666,11 @@ impl<'db> Analyzer<'db> {
         } else {
             Vec::new()
         };
-        Report {
+        let report = Report {
             schema_version: SCHEMA_VERSION,
             input: input.to_string(),
             input_raw: None,
+            inputs: None,
             database: DatabaseRef {
                 name: self.db.name().to_string(),
                 version: self.db.version().to_string(),
@@ -658,8 +688,45 @@ impl<'db> Analyzer<'db> {
             ended_early,
             counts: self.counts,
             baseline: self.opts.baseline.as_ref().map(|b| b.info()),
+            first_failure,
             matches,
+        };
+        (report, stamps)
+    }
+
+    /// The findings' times and, in a log whose lines name several ranks or nodes, the
+    /// failures in time order (`first.rs`): the findings, each group's new rank, the
+    /// report's `first_failure`, and the times in the new order.
+    #[allow(clippy::type_complexity)]
+    fn first_failure(
+        &self,
+        mut findings: Vec<Finding>,
+        mut rank_of: Vec<usize>,
+        input: &str,
+    ) -> (Vec<Finding>, Vec<usize>, Option<FirstFailure>, Vec<Stamp>) {
+        let mut stamps = vec![Stamp::default(); findings.len()];
+        for (g, &r) in self.fold.groups.iter().zip(&rank_of) {
+            if let Some(slot) = r.checked_sub(1).and_then(|r| stamps.get_mut(r)) {
+                // A traceback cut by the end of the input is as late as the input's last time.
+                let before = match g.source {
+                    fold::Source::CutTraceback => self.fold.last_stamp(),
+                    _ => g.before,
+                };
+                *slot = first::stamp_of(g.timestamp, g.timestamp_text.as_deref(), before);
+            }
         }
+        let skew = i64::try_from(self.opts.clock_skew.as_millis()).unwrap_or(i64::MAX);
+        let (ff, perm) = first::within_log(self.db, &mut findings, &stamps, skew, input);
+        if let Some(perm) = perm {
+            let old = stamps.clone();
+            for (o, &new) in perm.iter().enumerate() {
+                stamps[new - 1] = old[o].clone();
+            }
+            for r in rank_of.iter_mut().filter(|r| **r > 0) {
+                *r = perm[*r - 1];
+            }
+        }
+        (findings, rank_of, ff, stamps)
     }
 }
 
@@ -682,13 +749,23 @@ pub fn analyze_input(
     scan: &crate::scan::ScanOptions,
     opts: AnalyzeOptions,
 ) -> Report {
+    analyze_timed(db, input, scan, opts).0
+}
+
+/// [`analyze_input`], with each finding's time (see `first.rs`).
+fn analyze_timed(
+    db: &Database,
+    input: crate::scan::Input,
+    scan: &crate::scan::ScanOptions,
+    opts: AnalyzeOptions,
+) -> (Report, Vec<Stamp>) {
     let name = input.path().display().to_string();
     let raw = crate::report::raw_path(input.path());
     let mut analyzer = Analyzer::new(db, opts);
     let (stats, err) = input.scan(db, scan, &mut |hit| analyzer.push(&hit));
-    let mut report = analyzer.finish(&name, &stats, err.map(|e| e.to_string()));
+    let (mut report, stamps) = analyzer.finish_timed(&name, &stats, err.map(|e| e.to_string()));
     report.input_raw = raw;
-    report
+    (report, stamps)
 }
 
 /// The report for an input a sweep could not examine at all (a directory walk's unreadable

@@ -191,6 +191,7 @@ pub(super) fn findings(
             traceback: g.traceback.take(),
             why,
             in_baseline: with_baseline.then_some(g.in_baseline),
+            input: None,
         });
     }
     (findings, rank_of, omitted)

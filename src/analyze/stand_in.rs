@@ -85,6 +85,7 @@ pub(super) fn cut_traceback(
         process_set,
         timestamp: None,
         timestamp_text: None,
+        before: None,
         captures: Vec::new(),
         traceback: Some(frames.clone()),
         chain_pos: Some(0),

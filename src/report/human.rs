@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{Finding, FindingRole, Report};
+use super::{Finding, FindingRole, FirstFailure, JobInput, Report, TimeFrom};
 use crate::sanitize::display_text;
 use crate::sanitize::terminal_safe as safe;
 
@@ -79,7 +79,10 @@ fn processes(f: &Finding) -> String {
 }
 
 fn occurrences(f: &Finding) -> String {
-    if f.count > 1 {
+    if f.count > 1 && f.input.is_some() {
+        // Folded over a job's inputs: its other lines are in other inputs.
+        format!("line {} ({} lines)", n(f.line), n(f.count))
+    } else if f.count > 1 {
         format!(
             "line {} ({} lines, last at {})",
             n(f.line),
@@ -108,6 +111,9 @@ fn detailed(out: &mut String, label: &str, f: &Finding, runs: u32, title_color: 
     }
     if let Some(t) = &f.timestamp {
         at.push_str(&format!(" · {}", safe(t)));
+    }
+    if let Some(input) = &f.input {
+        at.push_str(&format!(" · in {}", safe(input)));
     }
     at.push_str(also_in_good_run(f));
     let _ = writeln!(out, "  {at}{}", processes(f));
@@ -143,6 +149,81 @@ fn brief(out: &mut String, f: &Finding) {
         processes(f),
         safe(&f.title)
     );
+}
+
+/// The sentence a report spanning several ranks or nodes opens with: "rank 5 on node-b
+/// failed first at 12:00:03; 63 other ranks timed out waiting".
+fn first_failure(ff: &FirstFailure) -> String {
+    let pretty = |p: &str| match p.strip_prefix("rank") {
+        Some(k) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => format!("rank {k}"),
+        _ => p.to_string(),
+    };
+    // A node that is a bare number is a directory per local rank (torchrun's `--log-dir`),
+    // not a host: it adds nothing to the rank.
+    let host = ff
+        .node
+        .as_ref()
+        .filter(|n| !n.bytes().all(|b| b.is_ascii_digit()));
+    let who = match (&ff.process, host) {
+        (Some(p), Some(node)) if node != p => format!("{} on {node}", pretty(p)),
+        (Some(p), _) => pretty(p),
+        (None, Some(node)) => node.clone(),
+        (None, None) => ff.input.clone(),
+    };
+    let clock = ff.timestamp.as_deref().map(|t| {
+        // The time of day, when the stamp prints one.
+        let b = t.as_bytes();
+        let hms = (0..b.len().saturating_sub(7)).find(|&i| {
+            let d = |k: usize| b[i + k].is_ascii_digit();
+            d(0) && d(1) && b[i + 2] == b':' && d(3) && d(4) && b[i + 5] == b':' && d(6) && d(7)
+        });
+        hms.map_or(t, |i| &t[i..i + 8]).to_string()
+    });
+    let when = match (clock, ff.timestamp_from) {
+        (Some(c), Some(TimeFrom::Before)) => {
+            format!(" at {c} (the last time its log printed before it)")
+        }
+        (Some(c), Some(TimeFrom::Mtime)) => format!(" at {c} (its file's modification time)"),
+        (Some(c), _) => format!(" at {c}"),
+        (None, _) => " (no timestamp)".into(),
+    };
+    let others = match ff.others_waiting {
+        0 => String::new(),
+        1 => "; 1 other rank timed out waiting".into(),
+        k => format!("; {} other ranks timed out waiting", n(k)),
+    };
+    let who = safe(&who);
+    if ff.waits_on_peer {
+        format!("no rank shows its own failure: every failure waits on a peer; {who} was first{when}{others}")
+    } else {
+        format!("{who} failed first{when}{others}")
+    }
+}
+
+/// A job's inputs by the outcome of their last run: "Inputs: 3 failed, 1 completed; 1 with
+/// an error."
+fn job_outcomes(inputs: &[JobInput]) -> String {
+    let mut by: Vec<(&str, u64)> = Vec::new();
+    for i in inputs {
+        let state = i
+            .run_outcomes
+            .last()
+            .map_or("empty", |o| o.outcome.as_str());
+        match by.iter_mut().find(|(s, _)| *s == state) {
+            Some((_, k)) => *k += 1,
+            None => by.push((state, 1)),
+        }
+    }
+    let mut text = by
+        .iter()
+        .map(|(s, k)| format!("{} {s}", n(*k)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let errors = inputs.iter().filter(|i| i.error.is_some()).count() as u64;
+    if errors > 0 {
+        text.push_str(&format!("; {} with an error", n(errors)));
+    }
+    format!("Inputs (by their last run): {text}.")
 }
 
 /// A finding the good run printed too (`--baseline`) says so.
@@ -200,6 +281,17 @@ pub fn render_human_with_hints(r: &Report, all: bool, hints: HumanHints) -> Stri
         safe(&r.database.version),
         safe(&r.database.hash)
     );
+    if let Some(inputs) = &r.inputs {
+        let _ = writeln!(
+            out,
+            "job of {} input{}",
+            n(inputs.len() as u64),
+            if inputs.len() == 1 { "" } else { "s" }
+        );
+    }
+    if let Some(ff) = &r.first_failure {
+        let _ = writeln!(out, "{}", first_failure(ff));
+    }
     if let Some(e) = &r.error {
         let _ = writeln!(
             out,
@@ -381,7 +473,9 @@ pub fn render_human_with_hints(r: &Report, all: bool, hints: HumanHints) -> Stri
         n(c.unclassified_lines),
         n(c.unmatched_error_lines)
     );
-    if !r.run_outcomes.is_empty() {
+    if let Some(inputs) = &r.inputs {
+        let _ = writeln!(out, "{}", job_outcomes(inputs));
+    } else if !r.run_outcomes.is_empty() {
         let runs: Vec<String> = r
             .run_outcomes
             .iter()

@@ -222,6 +222,10 @@ pub struct Finding {
     /// printed it too. Present on every finding when the report has a baseline.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub in_baseline: Option<bool>,
+    /// The job input it came from: present only in a job's report (`--job`,
+    /// [`crate::analyze_job`]), where findings come from many inputs.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub input: Option<String>,
 }
 
 fn one() -> u32 {
@@ -298,6 +302,65 @@ pub struct BaselineInfo {
     pub templates_dropped: u64,
 }
 
+/// Where a failure's time came from (see [`FirstFailure::timestamp_from`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TimeFrom {
+    /// The failure's own line printed it.
+    Line,
+    /// The last timestamp printed before the failure in the same input.
+    Before,
+    /// The input's modification time (its lines printed none before the failure).
+    Mtime,
+}
+
+/// Which rank or node failed first, in a report that spans several ranks or nodes: it
+/// describes `findings[0]` (see [`Report::first_failure`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FirstFailure {
+    /// The input the failure is in.
+    pub input: String,
+    /// The process tag of its line (`rank5`, `task 3`, `pid=123, ip=10.0.0.1`), if any.
+    pub process: Option<String>,
+    /// The node: from the line's prefix (Ray's `ip=`, srun `--label`'s task), else the
+    /// input's path under the job's root (its directories, else its file name without
+    /// extension); null when neither tells.
+    pub node: Option<String>,
+    /// The line, 1-based, in `input`.
+    pub line: u64,
+    /// The failure's time as printed (or the input's modification time, local); null when
+    /// untimed.
+    pub timestamp: Option<String>,
+    /// Where `timestamp` came from: `line`, `before` (the last timestamp before the failure
+    /// in its input), `mtime`; null when untimed.
+    pub timestamp_from: Option<TimeFrom>,
+    /// Whether this failure itself waits on a peer (a `waits-on-peer` signature): then every
+    /// failure does, and no rank shows its own failure.
+    pub waits_on_peer: bool,
+    /// How many other ranks or nodes (processes, or inputs without process tags) have a
+    /// failure that waits on a peer.
+    pub others_waiting: u64,
+}
+
+/// One input of a job's report (`--job`): what a report of its own would have said of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobInput {
+    /// The path (lossy UTF-8), as [`Report::input`].
+    pub input: String,
+    /// Its size in bytes (decompressed).
+    pub bytes: u64,
+    /// Its lines.
+    pub lines: u64,
+    /// Its runs.
+    pub runs: u32,
+    /// Its runs' outcomes.
+    pub run_outcomes: Vec<RunOutcome>,
+    /// Why it could not be read to its end, if it could not.
+    pub error: Option<String>,
+    /// Whether it ended early (see [`Report::ended_early`]).
+    pub ended_early: bool,
+}
+
 /// The report for one input.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -310,6 +373,10 @@ pub struct Report {
     /// the same.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub input_raw: Option<String>,
+    /// A job's inputs, in path order (present only in a job's report: `--job`); `input` is
+    /// then the first path argument, `bytes` and `lines` are their sums.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub inputs: Option<Vec<JobInput>>,
     /// The database the report was made with.
     pub database: DatabaseRef,
     /// A one-line error message if the input could not be read to its end.
@@ -344,6 +411,12 @@ pub struct Report {
     /// The baselines the findings were compared with; null without `--baseline`.
     #[serde(default)]
     pub baseline: Option<BaselineInfo>,
+    /// Which rank or node failed first: null unless the report spans several ranks or nodes
+    /// (a job's inputs, or a log's rank or node prefixes) and `findings[0]` is a fatal
+    /// failure. The root cause is then the first failure in time that does not wait on a
+    /// peer (or the earliest, when every failure waits).
+    #[serde(default)]
+    pub first_failure: Option<FirstFailure>,
     /// Every matched line (only with [`crate::AnalyzeOptions::all`]).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub matches: Option<Vec<MatchedLine>>,

@@ -18,6 +18,7 @@ mod face;
 mod habits;
 mod hostile;
 mod interleave;
+mod job;
 mod outcomes;
 mod properties;
 mod signatures;

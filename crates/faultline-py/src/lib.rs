@@ -153,6 +153,7 @@ fn analyze_options(
         all,
         max_findings,
         baseline: baseline.map(|b| b.baseline.clone()),
+        ..AnalyzeOptions::default()
     })
 }
 

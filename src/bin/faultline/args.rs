@@ -154,6 +154,16 @@ pub struct ScanArgs {
     /// scanned, errors still go to standard error.
     #[arg(long, short = 'q', conflicts_with_all = ["summary", "format"])]
     pub quiet: bool,
+    /// The inputs (files, and the files of directories) are one distributed job: one report,
+    /// whose root cause is the first failure in time that does not wait on a peer (a
+    /// collective timeout, a closed connection) and which says which rank or node failed
+    /// first. Not with --shard.
+    #[arg(long)]
+    pub job: bool,
+    /// Failures of different ranks or nodes this close in time are simultaneous (their clocks
+    /// may differ by this much): 2s, 500ms, 1m.
+    #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = parse_duration)]
+    pub clock_skew: std::time::Duration,
 }
 
 #[derive(Args)]
@@ -266,6 +276,16 @@ fn parse_threads(s: &str) -> Result<usize, String> {
         Ok(n) => Err(format!("{n} threads is out of range: {range}")),
         Err(_) => Err(format!("not a thread count: {range}")),
     }
+}
+
+/// `--clock-skew`: a duration such as `2s`, `500ms`, `1m 30s` (jiff's friendly format, or
+/// ISO 8601 `PT2S`), not negative.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let d: jiff::SignedDuration = s
+        .trim()
+        .parse()
+        .map_err(|e| format!("{s:?} is not a duration (2s, 500ms, 1m): {e}"))?;
+    std::time::Duration::try_from(d).map_err(|_| format!("{s:?}: a duration must not be negative"))
 }
 
 /// The smallest `--max-line-bytes`: the scanner's window seam is 4 KiB, and a finding's text

@@ -19,6 +19,7 @@ mod baseline;
 mod bench;
 mod db;
 mod diff;
+mod job;
 mod output;
 mod scan;
 mod summary;

@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use faultline::{check_selection, walk, Entry, Error, ScanOptions, Shard, SkipReason};
-use faultline::{render_human_with_hints, sweep, AnalyzeOptions, Bucket, HumanHints};
+use faultline::{render_human_with_hints, sweep, AnalyzeOptions, Bucket, HumanHints, Report};
 use faultline::{skipped_by_name_note, Summary, SummaryBuilder, Usage, WalkOptions};
 
 use crate::args::{database, Format, ScanArgs};
-use crate::output::{note, try_out, try_write, EXIT_ERROR};
+use crate::output::{note, try_out, try_write, Closed, EXIT_ERROR};
 use crate::summary::{refuse_ambiguous, render_summary, warn_repeated};
 
 /// The human report's hints name this binary's flags.
@@ -53,6 +53,12 @@ fn size_on_disk(e: &Entry) -> u64 {
 }
 
 pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
+    if args.job && args.shard.is_some() {
+        return Err(Usage::Caller(
+            "--job makes one report of all the inputs; --shard splits the inputs between runs: they do not go together".into(),
+        )
+        .into());
+    }
     let db = database(&args.set)?;
     if args.format == Format::Csv && !args.summary {
         return Err(Usage::Caller("--format csv is for summaries: add --summary".into()).into());
@@ -110,7 +116,19 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         all: args.all,
         max_findings: args.max_findings.min(MAX_FINDINGS_CAP),
         baseline,
+        clock_skew: args.clock_skew,
     };
+    // A job is one report of all the entries; otherwise each entry is swept to its own.
+    if args.job {
+        let members = std::mem::take(&mut entries);
+        if let Some(report) = crate::job::run(db, &paths, members, &opts, analyze.clone(), &pb) {
+            status = status.worst(report.bucket());
+            if !args.quiet && emit(&report, &args, &mut summary, false, &pb, hints).is_err() {
+                pb.finish_and_clear();
+                return Ok(status.exit_status());
+            }
+        }
+    }
     for batch in entries.chunks(BATCH) {
         let tick = |entry: &Entry| {
             if !pb.is_hidden() {
@@ -122,16 +140,10 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         for (entry, report) in batch.iter().zip(results) {
             let Some(report) = report else {
                 if let Entry::Skipped { path, reason } = entry {
-                    let reason = match reason {
-                        SkipReason::ByName(_) => continue,
-                        SkipReason::DirectorySymlink => {
-                            "symlink to a directory (not followed without --follow)".to_string()
-                        }
-                        r => r.to_string(),
-                    };
-                    pb.suspend(|| {
-                        note(&format!("faultline: {}: skipped: {reason}", path.display()))
-                    });
+                    if matches!(reason, SkipReason::ByName(_)) {
+                        continue;
+                    }
+                    pb.suspend(|| note(&skipped(path, reason)));
                 }
                 continue;
             };
@@ -142,24 +154,7 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
             if args.quiet {
                 continue;
             }
-            let written = match (&mut summary, args.format) {
-                (Some(b), _) => {
-                    b.add(&report);
-                    continue;
-                }
-                (None, Format::Human) => {
-                    if report.error.is_some() && report.findings.is_empty() && report.bytes == 0 {
-                        continue;
-                    }
-                    let mut text = render_human_with_hints(&report, args.all, hints);
-                    if many {
-                        text.push('\n');
-                    }
-                    pb.suspend(|| try_out(&text))
-                }
-                // Written as it is serialised: no whole line held (its texts can be long).
-                (None, _) => pb.suspend(|| try_write(&mut |w| report.write_json_line(w))),
-            };
+            let written = emit(&report, &args, &mut summary, many, &pb, hints);
             // A closed stdout ends the sweep. The status covers the inputs taken so far in
             // output order (this one included): the same answer whatever the pipe's timing.
             if written.is_err() {
@@ -193,6 +188,47 @@ pub fn run_scan(args: ScanArgs) -> Result<u8, Error> {
         }
     }
     Ok(status.exit_status())
+}
+
+/// The note for a path a walk skipped.
+pub(crate) fn skipped(path: &std::path::Path, reason: &SkipReason) -> String {
+    let reason = match reason {
+        SkipReason::DirectorySymlink => {
+            "symlink to a directory (not followed without --follow)".to_string()
+        }
+        r => r.to_string(),
+    };
+    format!("faultline: {}: skipped: {reason}", path.display())
+}
+
+/// Adds `report` to the summary, or writes it as human text (a blank line after it when
+/// `many`) or a JSON line. Err: standard output was closed.
+fn emit(
+    report: &Report,
+    args: &ScanArgs,
+    summary: &mut Option<SummaryBuilder>,
+    many: bool,
+    pb: &ProgressBar,
+    hints: HumanHints,
+) -> Result<(), Closed> {
+    match (summary, args.format) {
+        (Some(b), _) => {
+            b.add(report);
+            Ok(())
+        }
+        (None, Format::Human) => {
+            if report.error.is_some() && report.findings.is_empty() && report.bytes == 0 {
+                return Ok(());
+            }
+            let mut text = render_human_with_hints(report, args.all, hints);
+            if many {
+                text.push('\n');
+            }
+            pb.suspend(|| try_out(&text))
+        }
+        // Written as it is serialised: no whole line held (its texts can be long).
+        (None, _) => pb.suspend(|| try_write(&mut |w| report.write_json_line(w))),
+    }
 }
 
 /// The files counter of a sweep's progress bar: counts the entries that get a report (inputs,

@@ -54,6 +54,7 @@ _REPORT_FIELDS = {
     "findings_omitted": "Findings left out by max_findings.",
     "ended_early": "The input was cut off (a read error after some data, or inside a traceback).",
     "counts": "Matched lines by role, unclassified and unmatched error lines, evidence lines (dict).",
+    "first_failure": "Which rank or node failed first, in a report spanning several (a log's rank or node prefixes): {'input', 'process', 'node', 'line', 'timestamp', 'timestamp_from', 'waits_on_peer', 'others_waiting'} of the first finding; else None.",
     "matches": "Only with all=True: every matched line (list of dicts); else None.",
 }
 

@@ -47,6 +47,7 @@ class Report:
     findings_omitted: int
     ended_early: bool
     counts: Dict[str, int]
+    first_failure: Optional[Dict[str, Any]]
     matches: Optional[List[Dict[str, Any]]]
     def __init__(self, json_line: str) -> None: ...
     @classmethod
