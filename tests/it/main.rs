@@ -16,6 +16,7 @@ mod corpus;
 mod diagnosis;
 mod face;
 mod hostile;
+mod injection;
 mod interleave;
 mod outcomes;
 mod properties;
