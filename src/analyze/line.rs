@@ -7,7 +7,7 @@ mod rules;
 use rules::{match_rule, rules_for, Groups, Rule};
 
 use crate::sanitize::display_text;
-use faultline_db::Database;
+use faultline_db::{Database, Marker};
 
 pub use anchor::own_words;
 
@@ -216,6 +216,13 @@ impl Anchored {
         self.views
             .iter()
             .any(|(text, message, points)| db.matches_from(sig, text, *message, points))
+    }
+
+    /// Whether `marker` is on the line at an anchor point of one of the views.
+    pub(super) fn has_marker(&self, marker: Marker) -> bool {
+        self.views.iter().any(|(text, message, points)| {
+            Database::marker_matches_from(marker, text, *message, points)
+        })
     }
 }
 

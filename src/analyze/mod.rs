@@ -210,13 +210,10 @@ impl<'db> Analyzer<'db> {
         let info = self.parse(hit);
         match self.counted(hit, &info) {
             None => self.push_parsed(hit, info, ev, winner),
-            Some(signatures) => {
-                // The signatures that do not count are as if they had not matched.
+            Some(matched) => {
+                // The signatures and markers that do not count are as if they had not matched.
                 let hit = Hit {
-                    matched: LineMatch {
-                        signatures,
-                        markers: hit.matched.markers,
-                    },
+                    matched,
                     ..hit.clone()
                 };
                 let ev = self.evidence_of(&hit.matched.signatures);
@@ -231,9 +228,10 @@ impl<'db> Analyzer<'db> {
     /// an anchor point of the line (see `line/anchor.rs`): text quoted inside another
     /// message, such as a request's prompt, never chooses the diagnosis. A cause or symptom
     /// on a line logged at INFO or DEBUG (the level its recognised prefix names) counts only
-    /// when its signature declares that level (`quiet_levels`). Noise is not checked: it makes no failure. The check runs only here,
-    /// on lines the scan matched and the analysis parses.
-    fn counted(&self, hit: &Hit, info: &line::LineInfo) -> Option<Vec<u32>> {
+    /// when its signature declares that level (`quiet_levels`). The check runs only here, on
+    /// lines the scan matched and the analysis parses (a repeat of a known noise line, folded
+    /// on the fast path, is not checked: it only counts in a finding that exists).
+    fn counted(&self, hit: &Hit, info: &line::LineInfo) -> Option<LineMatch> {
         let sigs = &hit.matched.signatures;
         let quiet = match info.level {
             Some(line::Level::Info) => Some(QuietLevel::Info),
@@ -241,26 +239,43 @@ impl<'db> Analyzer<'db> {
             _ => None,
         };
         let mut anchored: Option<line::Anchored> = None;
+        let mut read = || line::Anchored::new(&hit.text);
         let mut kept: Option<Vec<u32>> = None;
         for (k, &s) in sigs.iter().enumerate() {
             let sig = self.db.signature(s);
             let failure = matches!(sig.role, Role::Cause | Role::Symptom);
-            let counts = sig.role == Role::Noise
-                || (quiet.is_none_or(|q| !failure || sig.quiet_levels.contains(&q))
-                    && (sig.anchor == Anchor::Anywhere
-                        || anchored
-                            .get_or_insert_with(|| line::Anchored::new(&hit.text))
-                            .matches(self.db, s)
-                        // A line cut at --max-line-bytes whose match lies past the cut: where
-                        // it starts cannot be told, and it counts.
-                        || (hit.text_truncated && !self.db.matches_in(s, &hit.text))));
+            let counts = quiet.is_none_or(|q| !failure || sig.quiet_levels.contains(&q))
+                && (sig.anchor == Anchor::Anywhere
+                    || anchored.get_or_insert_with(&mut read).matches(self.db, s)
+                    // A line cut at --max-line-bytes whose match lies past the cut: where
+                    // it starts cannot be told, and it counts.
+                    || (hit.text_truncated && !self.db.matches_in(s, &hit.text)));
             match (&mut kept, counts) {
                 (None, false) => kept = Some(sigs[..k].to_vec()),
                 (Some(kept), true) => kept.push(s),
                 _ => {}
             }
         }
-        kept
+        // On a line logged at INFO or DEBUG, an exception's name, a terminal line or an ERROR
+        // record quoted inside the message is log text too (a prompt holding `ptxas fatal :
+        // ...`): the marker counts only at an anchor point.
+        let mut markers = hit.matched.markers;
+        for marker in [Marker::Exception, Marker::Terminal, Marker::ErrorLevel] {
+            if quiet.is_some()
+                && hit.matched.has(marker)
+                && !hit.text_truncated
+                && !anchored.get_or_insert_with(&mut read).has_marker(marker)
+            {
+                markers &= !(marker as u8);
+            }
+        }
+        if kept.is_none() && markers == hit.matched.markers {
+            return None;
+        }
+        Some(LineMatch {
+            signatures: kept.unwrap_or_else(|| sigs.clone()),
+            markers,
+        })
     }
 
     /// [`Analyzer::push`] for a line past its fast paths, parsed as `info`, with its counted

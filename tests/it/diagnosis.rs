@@ -12,7 +12,7 @@ use faultline::{Input, ScanOptions};
 use proptest::prelude::*;
 use std::path::Path;
 
-fn report(log: &str) -> Report {
+pub(crate) fn report(log: &str) -> Report {
     let input = Input::from_bytes(Path::new("t.log"), log.as_bytes().to_vec());
     analyze_input(
         Database::embedded(),

@@ -17,6 +17,7 @@ mod diagnosis;
 mod face;
 mod habits;
 mod hostile;
+mod injection;
 mod interleave;
 mod job;
 mod outcomes;

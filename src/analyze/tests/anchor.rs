@@ -19,7 +19,9 @@ fn counts(db: &Database, sig: u32, raw: &str) -> bool {
         },
     };
     let info = line::parse_line(raw.as_bytes());
-    analyzer.counted(&hit, &info).is_none()
+    analyzer
+        .counted(&hit, &info)
+        .is_none_or(|m| m.signatures == [sig])
 }
 
 /// Every example of every shipped signature counts where it is printed: the anchor rule

@@ -322,21 +322,30 @@ impl Database {
             }
             let re = self.capture_regexes[p as usize]
                 .get_or_init(|| build_regex(&self.pattern_sources[p as usize]).ok());
-            let Some(re) = re else { return false };
-            let in_prefix = prefix_end > 0
-                && re
-                    .find(regex_automata::Input::new(text))
-                    .is_some_and(|m| m.start() < prefix_end);
-            in_prefix
-                || points.iter().any(|&at| {
-                    at <= text.len()
-                        && re.is_match(
-                            regex_automata::Input::new(text)
-                                .range(at..)
-                                .anchored(regex_automata::Anchored::Yes),
-                        )
-                })
+            re.as_ref()
+                .is_some_and(|re| match_starts(re, text, prefix_end, points))
         })
+    }
+
+    /// [`Database::matches_from`] for a structural marker's patterns (the same in every
+    /// database): whether the line carries `marker` where the software prints it.
+    pub fn marker_matches_from(
+        marker: Marker,
+        text: &[u8],
+        prefix_end: usize,
+        points: &[usize],
+    ) -> bool {
+        static MARKER_REGEXES: OnceLock<Vec<(Marker, regex_automata::meta::Regex)>> =
+            OnceLock::new();
+        MARKER_REGEXES
+            .get_or_init(|| {
+                matcher::MARKERS
+                    .iter()
+                    .filter_map(|(m, source)| Some((*m, build_regex(source).ok()?)))
+                    .collect()
+            })
+            .iter()
+            .any(|(m, re)| *m == marker && match_starts(re, text, prefix_end, points))
     }
 
     /// Whether a pattern of signature `sig` matches anywhere in `text` (the full regex, as
@@ -381,6 +390,29 @@ impl Database {
         }
         out
     }
+}
+
+/// Whether `re` has a match in `text` that starts before `prefix_end` or exactly at one of
+/// `points` (see [`Database::matches_from`]).
+fn match_starts(
+    re: &regex_automata::meta::Regex,
+    text: &[u8],
+    prefix_end: usize,
+    points: &[usize],
+) -> bool {
+    let in_prefix = prefix_end > 0
+        && re
+            .find(regex_automata::Input::new(text))
+            .is_some_and(|m| m.start() < prefix_end);
+    in_prefix
+        || points.iter().any(|&at| {
+            at <= text.len()
+                && re.is_match(
+                    regex_automata::Input::new(text)
+                        .range(at..)
+                        .anchored(regex_automata::Anchored::Yes),
+                )
+        })
 }
 
 /// The prefilters' reference: leftmost-first Aho-Corasick over `anchors`, as (anchor,
