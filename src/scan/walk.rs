@@ -209,7 +209,7 @@ const NOT_LOGS: &[&str] = &[
     "txz", "7z", "rar", "lz4", "lzma", "jar", "whl",
 ];
 
-/// The extension (lowercase, with its dot) of a file name that [`NOT_LOGS`] leaves out of a
+/// The extension (lowercase, with its dot) of a file name that `NOT_LOGS` leaves out of a
 /// directory walk, or `None` for a name that is scanned.
 ///
 /// ```
